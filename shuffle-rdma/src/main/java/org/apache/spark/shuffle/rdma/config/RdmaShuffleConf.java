@@ -1,0 +1,133 @@
+package org.apache.spark.shuffle.rdma.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.internal.config.ConfigEntry;
+import scala.Tuple2;
+
+/**
+ * A validated, typed snapshot of the {@code spark.shuffle.rdma.*} keys. Constructing it reads
+ * every key defined in {@link RdmaConf}, so a bad value fails at startup with Spark's message
+ * that names the key and the accepted range, and a key under the prefix that no entry defines
+ * (a typo) fails too instead of being silently ignored.
+ */
+public final class RdmaShuffleConf {
+  private final SparkConf sparkConf;
+  private final String transport;
+  private final String bindAddress;
+  private final int port;
+  private final String device;
+  private final long regionSize;
+  private final int maxReadsInFlightPerPeer;
+  private final long readTimeoutMs;
+
+  public RdmaShuffleConf(SparkConf conf) {
+    this.sparkConf = conf;
+    rejectUnknownKeys(conf);
+    this.transport = get(conf, RdmaConf.TRANSPORT());
+    this.bindAddress = get(conf, RdmaConf.BIND_ADDRESS());
+    this.port = (Integer) get(conf, RdmaConf.PORT());
+    this.device = get(conf, RdmaConf.DEVICE());
+    this.regionSize = (Long) get(conf, RdmaConf.REGION_SIZE());
+    this.maxReadsInFlightPerPeer = (Integer) get(conf, RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
+    this.readTimeoutMs = (Long) get(conf, RdmaConf.READ_TIMEOUT());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T get(SparkConf conf, ConfigEntry<?> entry) {
+    try {
+      return (T) conf.get(entry);
+    } catch (IllegalArgumentException e) {
+      // Spark's message already names the key and the constraint; add what to do.
+      throw new IllegalArgumentException("Invalid shuffle configuration: " + e.getMessage()
+          + " Fix or remove " + entry.key() + " (default: " + entry.defaultValueString()
+          + "); docs/configuration.md lists every key.", e);
+    }
+  }
+
+  private static void rejectUnknownKeys(SparkConf conf) {
+    List<String> known = new ArrayList<>();
+    scala.collection.Iterator<ConfigEntry<?>> it = RdmaConf.ALL().iterator();
+    while (it.hasNext()) {
+      known.add(it.next().key());
+    }
+    for (Tuple2<String, String> kv : conf.getAll()) {
+      String key = kv._1();
+      if (key.startsWith(RdmaConf.PREFIX()) && !known.contains(key)) {
+        throw new IllegalArgumentException("Unknown shuffle configuration key " + key
+            + closest(key, known) + ". Known keys: " + String.join(", ", known)
+            + " (docs/configuration.md).");
+      }
+    }
+  }
+
+  private static String closest(String key, List<String> known) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String k : known) {
+      int d = editDistance(key.toLowerCase(Locale.ROOT), k.toLowerCase(Locale.ROOT));
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = k;
+      }
+    }
+    return best != null && bestDistance <= 4 ? " (did you mean " + best + "?)" : "";
+  }
+
+  private static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+
+  public SparkConf sparkConf() {
+    return sparkConf;
+  }
+
+  /** "auto", "verbs" or "tcp". */
+  public String transport() {
+    return transport;
+  }
+
+  /** Empty when the transport should choose. */
+  public String bindAddress() {
+    return bindAddress;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** Empty, "dev" or "dev:port". */
+  public String device() {
+    return device;
+  }
+
+  public long regionSize() {
+    return regionSize;
+  }
+
+  public int maxReadsInFlightPerPeer() {
+    return maxReadsInFlightPerPeer;
+  }
+
+  public long readTimeoutMs() {
+    return readTimeoutMs;
+  }
+}

@@ -1,0 +1,20 @@
+package org.apache.spark.shuffle.rdma.transport;
+
+import org.apache.spark.network.buffer.ManagedBuffer;
+
+/**
+ * Completion of a {@link ReadRequest}. Called once per request, on a transport thread:
+ * keep it short and never block in it.
+ */
+public interface ReadCallback {
+
+  /**
+   * The read completed. {@code data} holds exactly {@code request.length()} bytes and is
+   * owned by the transport: it stays valid only during this call unless the callee calls
+   * {@code data.retain()}, and then the callee must {@code release()} it.
+   */
+  void onSuccess(ReadRequest request, ManagedBuffer data);
+
+  /** The read failed: refused key, out of bounds, connection lost, timeout. */
+  void onFailure(ReadRequest request, Throwable cause);
+}

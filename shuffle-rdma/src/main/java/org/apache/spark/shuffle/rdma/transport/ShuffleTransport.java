@@ -1,0 +1,57 @@
+package org.apache.spark.shuffle.rdma.transport;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The one-sided read transport behind the shuffle manager (the "transport SPI").
+ *
+ * <p>A transport has a serving half and a reading half. The serving half exposes memory
+ * ({@link #register}) for remote READ only; it does no per-read work on the verbs transport
+ * and only key/bounds checks plus a write on the tcp transport. The reading half connects
+ * to peers ({@link #connect}) and posts batches of reads against (address, key, length)
+ * triples that the serving side published.
+ *
+ * <p>Implementations: {@code tcp} (emulates one-sided reads over Spark's network-common)
+ * and {@code verbs} (RDMA READ through DiSNI). The Spark layer sees only this interface,
+ * so a transport plugs in without changes there.
+ *
+ * <p>Thread safety: every method may be called from any thread.
+ */
+public interface ShuffleTransport extends Closeable {
+
+  /** Short name as used in {@code spark.shuffle.rdma.transport}: "tcp" or "verbs". */
+  String name();
+
+  /** Where peers reach this transport's serving half. */
+  PeerAddress localAddress();
+
+  /**
+   * Registers {@code memory} (a direct or mapped buffer, position 0 to limit) for remote READ
+   * only, and returns the region descriptor to publish. The caller keeps {@code memory}
+   * mapped until the future returned by {@link #deregister} completes.
+   *
+   * @throws IOException if the memory cannot be registered (memlock limit, device error);
+   *     the message names the limit and the fix.
+   */
+  RegisteredRegion register(ByteBuffer memory) throws IOException;
+
+  /**
+   * Revokes the region's key: from return on, a new read with that key is refused (tcp) or
+   * fails with a remote access error (verbs). The returned future completes once the
+   * transport no longer touches the memory (serves already being written have ended), so
+   * the caller may unmap it then. Idempotent.
+   */
+  CompletableFuture<Void> deregister(RegisteredRegion region);
+
+  /**
+   * Returns the channel to {@code peer}, connecting on first use. One channel per peer is
+   * shared by every task of this executor; a broken channel is replaced on the next call.
+   */
+  TransportChannel connect(PeerAddress peer) throws IOException;
+
+  /** Counters of this transport (reads posted, served, refused, bytes, regions). */
+  TransportStats stats();
+}

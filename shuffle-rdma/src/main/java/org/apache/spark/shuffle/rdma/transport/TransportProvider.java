@@ -1,0 +1,18 @@
+package org.apache.spark.shuffle.rdma.transport;
+
+import java.io.IOException;
+
+/** Creates one kind of transport; {@link TransportFactory} picks among providers. */
+public interface TransportProvider {
+
+  /** "tcp" or "verbs". */
+  String name();
+
+  /**
+   * Null when this transport can start here; otherwise why not and how to fix it, in one
+   * sentence (used for the auto fallback line and for the startup error of a forced choice).
+   */
+  String unavailableReason(TransportSettings settings);
+
+  ShuffleTransport create(TransportSettings settings) throws IOException;
+}

@@ -1,0 +1,40 @@
+package org.apache.spark.shuffle.rdma.transport;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Counters every transport keeps, for tests, the demo and Spark's metrics system.
+ * Reader side counts what this executor read; server side what it served to others.
+ */
+public final class TransportStats {
+  public final AtomicLong readsPosted = new AtomicLong();
+  public final AtomicLong readsCompleted = new AtomicLong();
+  public final AtomicLong readsFailed = new AtomicLong();
+  public final AtomicLong bytesRead = new AtomicLong();
+  public final AtomicLong batchesPosted = new AtomicLong();
+  public final AtomicLong readsServed = new AtomicLong();
+  public final AtomicLong bytesServed = new AtomicLong();
+  public final AtomicLong readsRefused = new AtomicLong();
+  public final AtomicLong regionsRegistered = new AtomicLong();
+  public final AtomicLong bytesRegistered = new AtomicLong();
+  public final AtomicLong connectionsOpened = new AtomicLong();
+
+  /** A point-in-time copy, keyed by counter name. */
+  public Map<String, Long> snapshot() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("readsPosted", readsPosted.get());
+    m.put("readsCompleted", readsCompleted.get());
+    m.put("readsFailed", readsFailed.get());
+    m.put("bytesRead", bytesRead.get());
+    m.put("batchesPosted", batchesPosted.get());
+    m.put("readsServed", readsServed.get());
+    m.put("bytesServed", bytesServed.get());
+    m.put("readsRefused", readsRefused.get());
+    m.put("regionsRegistered", regionsRegistered.get());
+    m.put("bytesRegistered", bytesRegistered.get());
+    m.put("connectionsOpened", connectionsOpened.get());
+    return m;
+  }
+}

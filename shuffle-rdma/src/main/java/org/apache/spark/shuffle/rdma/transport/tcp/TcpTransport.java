@@ -1,0 +1,162 @@
+package org.apache.spark.shuffle.rdma.transport.tcp;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.network.TransportContext;
+import org.apache.spark.network.client.TransportClient;
+import org.apache.spark.network.client.TransportClientBootstrap;
+import org.apache.spark.network.client.TransportClientFactory;
+import org.apache.spark.network.crypto.AuthClientBootstrap;
+import org.apache.spark.network.crypto.AuthServerBootstrap;
+import org.apache.spark.network.netty.SparkTransportConf;
+import org.apache.spark.network.server.TransportServer;
+import org.apache.spark.network.server.TransportServerBootstrap;
+import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import scala.Option;
+
+/**
+ * One-sided reads emulated over TCP, on Spark's network-common (Netty event loops, pooled
+ * connections, and its auth engine and encryption when spark.authenticate /
+ * spark.network.crypto.enabled are set). A read is a ChunkFetchRequest whose ids carry
+ * (key, address, length); the server answers from the registered memory without any shuffle
+ * logic, so the same reader code drives this transport and RDMA READ.
+ */
+public final class TcpTransport implements ShuffleTransport {
+  /** Spark's TransportConf module: spark.shuffle.io.* tune this transport like Spark's own. */
+  static final String MODULE = "shuffle";
+
+  private final TransportSettings settings;
+  private final TransportStats stats = new TransportStats();
+  private final RegionServer regionServer;
+  private final TransportContext context;
+  private final TransportServer server;
+  private final TransportClientFactory clientFactory;
+  private final PeerAddress localAddress;
+  private final ConcurrentHashMap<PeerAddress, TcpChannel> channels = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  public TcpTransport(TransportSettings settings) throws IOException {
+    this.settings = settings;
+    SparkConf conf = settings.conf().sparkConf().clone();
+    // The read timeout is the idle timeout of a connection with reads outstanding.
+    conf.set("spark.shuffle.io.connectionTimeout", settings.conf().readTimeoutMs() + "ms");
+    TransportConf transportConf = SparkTransportConf.fromSparkConf(
+        conf, MODULE, settings.numUsableCores(), Option.empty(), Option.empty());
+    this.regionServer = new RegionServer(stats, settings.appId(), settings.authenticate());
+    this.context = new TransportContext(transportConf, regionServer, true);
+    List<TransportServerBootstrap> serverBootstraps = new ArrayList<>();
+    List<TransportClientBootstrap> clientBootstraps = new ArrayList<>();
+    if (settings.authenticate()) {
+      serverBootstraps.add(new AuthServerBootstrap(transportConf, settings.securityManager()));
+      clientBootstraps.add(
+          new AuthClientBootstrap(transportConf, settings.appId(), settings.securityManager()));
+    }
+    String bindHost = settings.conf().bindAddress().isEmpty()
+        ? settings.advertisedHost() : settings.conf().bindAddress();
+    try {
+      this.server = context.createServer(bindHost, settings.conf().port(), serverBootstraps);
+    } catch (RuntimeException e) {
+      context.close();
+      throw new IOException("tcp transport cannot listen on " + bindHost + ":"
+          + settings.conf().port() + " (" + e.getMessage() + "); set "
+          + "spark.shuffle.rdma.bindAddress / spark.shuffle.rdma.port to a free address", e);
+    }
+    this.clientFactory = context.createClientFactory(clientBootstraps);
+    this.localAddress = new PeerAddress(bindHost, server.getPort());
+  }
+
+  @Override
+  public String name() {
+    return "tcp";
+  }
+
+  @Override
+  public PeerAddress localAddress() {
+    return localAddress;
+  }
+
+  @Override
+  public RegisteredRegion register(ByteBuffer memory) {
+    if (memory.limit() <= 0 || memory.limit() > (1L << 30)) {
+      throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + memory.limit());
+    }
+    TcpRegion region = regionServer.add(memory);
+    stats.regionsRegistered.incrementAndGet();
+    stats.bytesRegistered.addAndGet(memory.limit());
+    return region;
+  }
+
+  @Override
+  public CompletableFuture<Void> deregister(RegisteredRegion region) {
+    TcpRegion r = (TcpRegion) region;
+    regionServer.remove(r);
+    boolean wasLive = r.isLive();
+    CompletableFuture<Void> done = r.revoke();
+    if (wasLive) {
+      stats.regionsRegistered.decrementAndGet();
+      stats.bytesRegistered.addAndGet(-r.length());
+    }
+    return done;
+  }
+
+  @Override
+  public TransportChannel connect(PeerAddress peer) throws IOException {
+    if (closed) {
+      throw new IOException("tcp transport is closed");
+    }
+    TcpChannel ch = channels.get(peer);
+    if (ch != null && ch.isActive()) {
+      return ch;
+    }
+    TransportClient client;
+    try {
+      client = clientFactory.createClient(peer.host(), peer.port());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while connecting to " + peer, e);
+    }
+    stats.connectionsOpened.incrementAndGet();
+    TcpChannel fresh = new TcpChannel(peer, client, settings.conf().maxReadsInFlightPerPeer(),
+        stats);
+    channels.put(peer, fresh);
+    return fresh;
+  }
+
+  @Override
+  public TransportStats stats() {
+    return stats;
+  }
+
+  /** Number of live registered regions (for leak checks). */
+  public int liveRegions() {
+    return regionServer.liveRegions();
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (TcpChannel ch : Collections.list(channels.elements())) {
+      ch.failPending(new IOException("tcp transport closed"));
+    }
+    channels.clear();
+    clientFactory.close();
+    server.close();
+    context.close();
+  }
+}

@@ -1,0 +1,87 @@
+package org.apache.spark.shuffle.rdma.config
+
+import java.util.Locale
+import java.util.concurrent.TimeUnit
+
+import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry}
+import org.apache.spark.network.util.ByteUnit
+
+/**
+ * Every `spark.shuffle.rdma.*` key, defined once with its type, default, doc and valid
+ * range, through Spark's own ConfigBuilder (so SparkConf reads, validates and reports
+ * them the way it does its own keys). Written in Scala because ConfigBuilder's typed
+ * builders are Scala generics that Java can only reach through casts.
+ *
+ * `docs/configuration.md` is generated from `ALL` (see ConfigDocGenerator) and a unit test
+ * fails when the two differ.
+ */
+object RdmaConf {
+  val PREFIX = "spark.shuffle.rdma."
+  private val V = "0.1.0"
+
+  val TRANSPORT: ConfigEntry[String] = ConfigBuilder(PREFIX + "transport")
+    .doc("Which transport moves shuffle blocks. 'verbs': RDMA READ through DiSNI (fails at " +
+      "startup, saying what is missing, when no RDMA device works). 'tcp': the same one-sided " +
+      "reads emulated over TCP. 'auto': verbs when a device opens and the native layer loads, " +
+      "else tcp, with one log line saying why.")
+    .version(V)
+    .stringConf
+    .transform(_.trim.toLowerCase(Locale.ROOT))
+    .checkValues(Set("auto", "verbs", "tcp"))
+    .createWithDefault("auto")
+
+  val BIND_ADDRESS: ConfigEntry[String] = ConfigBuilder(PREFIX + "bindAddress")
+    .doc("IP address the transport serves on. Empty: on verbs the IP of the netdev behind " +
+      "the chosen RDMA port; on tcp the executor's own address (spark.driver.host / " +
+      "SPARK_LOCAL_IP, as Spark's block manager uses).")
+    .version(V)
+    .stringConf
+    .transform(_.trim)
+    .createWithDefault("")
+
+  val PORT: ConfigEntry[Int] = ConfigBuilder(PREFIX + "port")
+    .doc("Port the transport serves on; 0 picks a free port. With several executors per " +
+      "host keep 0.")
+    .version(V)
+    .intConf
+    .checkValue(p => p >= 0 && p <= 65535, "must be in [0, 65535]")
+    .createWithDefault(0)
+
+  val DEVICE: ConfigEntry[String] = ConfigBuilder(PREFIX + "device")
+    .doc("RDMA device (as in /sys/class/infiniband, e.g. mlx5_0 or rxe0) and optional port " +
+      "('mlx5_0:1') for the verbs transport. Empty: the first device with an ACTIVE port.")
+    .version(V)
+    .stringConf
+    .transform(_.trim)
+    .createWithDefault("")
+
+  val REGION_SIZE: ConfigEntry[Long] = ConfigBuilder(PREFIX + "regionSize")
+    .doc("Largest memory region one registration covers. A map output larger than this is " +
+      "registered as several regions (DiSNI takes an int length, and smaller regions pin " +
+      "less at a time).")
+    .version(V)
+    .bytesConf(ByteUnit.BYTE)
+    .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
+    .createWithDefaultString("1g")
+
+  val MAX_READS_IN_FLIGHT_PER_PEER: ConfigEntry[Int] =
+    ConfigBuilder(PREFIX + "maxReadsInFlightPerPeer")
+      .doc("Reads one executor keeps in flight to one peer; more wait in the channel. Bounds " +
+        "send-queue depth on verbs and pending requests on tcp.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
+      .createWithDefault(256)
+
+  val READ_TIMEOUT: ConfigEntry[Long] = ConfigBuilder(PREFIX + "readTimeout")
+    .doc("A read that has not completed after this long fails (and so does the fetch, " +
+      "which Spark turns into a fetch failure and a map stage retry).")
+    .version(V)
+    .timeConf(TimeUnit.MILLISECONDS)
+    .checkValue(v => v >= 100 && v <= TimeUnit.HOURS.toMillis(1), "must be in [100ms, 1h]")
+    .createWithDefaultString("120s")
+
+  val ALL: Seq[ConfigEntry[_]] = Seq(
+    TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
+    READ_TIMEOUT)
+}
