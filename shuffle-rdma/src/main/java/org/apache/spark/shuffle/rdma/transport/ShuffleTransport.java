@@ -52,6 +52,10 @@ public interface ShuffleTransport extends Closeable {
    */
   TransportChannel connect(PeerAddress peer) throws IOException;
 
+  /** Releases connections, regions and threads; never throws. */
+  @Override
+  void close();
+
   /** Counters of this transport (reads posted, served, refused, bytes, regions). */
   TransportStats stats();
 }

@@ -1,0 +1,118 @@
+package org.apache.spark.shuffle.rdma;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.spark.SparkEnv;
+import org.apache.spark.network.netty.SparkTransportConf;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
+import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
+import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
+import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportFactory;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Option;
+
+/**
+ * Everything an executor (or the driver in local mode) runs for this plugin, created on the
+ * first shuffle task: the transport, the registry of map outputs it serves, the metadata
+ * cache and the block store client its reducers use. Created lazily because Spark may build
+ * the shuffle manager before SparkEnv is complete.
+ */
+final class ExecutorRuntime implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorRuntime.class);
+
+  private final ShuffleTransport transport;
+  private final MapOutputRegistry registry;
+  private final ShuffleTableCache tables;
+  private final RdmaBlockStoreClient client;
+  private final IndexShuffleBlockResolver resolver;
+
+  ExecutorRuntime(RdmaShuffleConf conf, IndexShuffleBlockResolver resolver) throws IOException {
+    SparkEnv env = SparkEnv.get();
+    this.resolver = resolver;
+    int cores = conf.sparkConf().getInt("spark.executor.cores", 0);
+    TransportSettings settings = new TransportSettings(conf,
+        env.blockManager().blockManagerId().host(), env.securityManager(),
+        conf.sparkConf().getAppId(), cores);
+    this.transport = TransportFactory.create(settings);
+    boolean started = false;
+    try {
+      this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId());
+      RpcEndpointRef master = MetadataRpc.masterRef(env);
+      this.tables = new ShuffleTableCache(master);
+      this.client = new RdmaBlockStoreClient(transport, tables,
+          SparkTransportConf.fromSparkConf(conf.sparkConf(), "shuffle", cores, Option.empty(),
+              Option.empty()));
+      MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
+          this::stats);
+      started = true;
+      LOG.info("RDMA shuffle on executor {}: transport {} serving at {}", env.executorId(),
+          transport.name(), transport.localAddress());
+    } finally {
+      if (!started) {
+        transport.close();
+      }
+    }
+  }
+
+  ShuffleTransport transport() {
+    return transport;
+  }
+
+  RdmaBlockStoreClient client() {
+    return client;
+  }
+
+  /** Registers a committed map output and publishes it; called before its MapStatus leaves. */
+  void committed(int shuffleId, long mapId) throws IOException {
+    File data = resolver.getDataFile(shuffleId, mapId);
+    File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
+    MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index);
+    tables.publish(d);
+  }
+
+  void unregisterShuffle(int shuffleId) {
+    tables.forget(shuffleId);
+    await(registry.unregisterShuffle(shuffleId), "unregistering shuffle " + shuffleId);
+  }
+
+  Map<String, Long> stats() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    transport.stats().snapshot().forEach((k, v) -> m.put("transport." + k, v));
+    client.stats().addTo(m);
+    m.put("registry.outputs", (long) registry.outputCount());
+    m.put("registry.bytes", registry.registeredBytes());
+    m.put("metadata.tableFetches", tables.tableFetches());
+    return m;
+  }
+
+  @Override
+  public void close() {
+    await(registry.close(), "releasing registered map outputs");
+    transport.close();
+  }
+
+  private static void await(java.util.concurrent.CompletableFuture<Void> f, String what) {
+    try {
+      f.get(30, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      LOG.warn("{}: regions still in use after 30 s; their mappings stay until serves end", what);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException e) {
+      LOG.warn("{} failed", what, e.getCause());
+    }
+  }
+}

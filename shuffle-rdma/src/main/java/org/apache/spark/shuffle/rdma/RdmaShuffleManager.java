@@ -1,0 +1,154 @@
+package org.apache.spark.shuffle.rdma;
+
+import java.io.IOException;
+import java.util.Map;
+
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
+import org.apache.spark.shuffle.rdma.reader.RdmaShuffleReader;
+import org.apache.spark.shuffle.rdma.writer.RegisteringShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.BlockManagerId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
+import scala.Tuple3;
+import scala.collection.Iterator;
+import scala.collection.Seq;
+
+/**
+ * Spark shuffle manager that serves map outputs from registered memory and fetches remote
+ * shuffle blocks with one-sided reads (RDMA READ, or its tcp emulation).
+ *
+ * <p>Set {@code spark.shuffle.manager=org.apache.spark.shuffle.rdma.RdmaShuffleManager}.
+ * Writers, handles, files and local reads stay Spark's sort shuffle; this class adds the
+ * registration after each map commit and swaps the remote fetch path.
+ */
+public class RdmaShuffleManager extends SortShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(RdmaShuffleManager.class);
+
+  private final RdmaShuffleConf rdmaConf;
+  private final boolean isDriver;
+  private final RpcEndpointRef master;
+  private volatile ExecutorRuntime runtime;
+  private volatile boolean stopped;
+
+  public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
+    super(conf);
+    // Validates every spark.shuffle.rdma.* key now, so a bad value fails the application
+    // (or executor) at startup with the key's name, not at the first shuffle.
+    this.rdmaConf = new RdmaShuffleConf(conf);
+    this.isDriver = isDriver;
+    this.master = isDriver ? MetadataRpc.startMaster(SparkEnv.get()) : null;
+    if (isDriver) {
+      LOG.info("RDMA shuffle manager started on the driver (transport={})", rdmaConf.transport());
+    }
+  }
+
+  public RdmaShuffleManager(SparkConf conf) {
+    this(conf, false);
+  }
+
+  RdmaShuffleConf rdmaConf() {
+    return rdmaConf;
+  }
+
+  private ExecutorRuntime runtime() {
+    ExecutorRuntime r = runtime;
+    if (r != null) {
+      return r;
+    }
+    synchronized (this) {
+      if (stopped) {
+        throw new IllegalStateException("RDMA shuffle manager is stopped");
+      }
+      if (runtime == null) {
+        try {
+          runtime = new ExecutorRuntime(rdmaConf,
+              (IndexShuffleBlockResolver) shuffleBlockResolver());
+        } catch (IOException e) {
+          throw new IllegalStateException("RDMA shuffle cannot start on executor "
+              + SparkEnv.get().executorId() + ": " + e.getMessage(), e);
+        }
+      }
+      return runtime;
+    }
+  }
+
+  @Override
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId,
+      TaskContext context, ShuffleWriteMetricsReporter metrics) {
+    ExecutorRuntime r = runtime();
+    ShuffleWriter<K, V> spark = super.getWriter(handle, mapId, context, metrics);
+    return new RegisteringShuffleWriter<>(spark, handle.shuffleId(), mapId, r::committed);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex,
+      int endMapIndex, int startPartition, int endPartition, TaskContext context,
+      ShuffleReadMetricsReporter metrics) {
+    ExecutorRuntime r = runtime();
+    BaseShuffleHandle<K, ?, C> base = (BaseShuffleHandle<K, ?, C>) handle;
+    if (base.dependency().isShuffleMergeFinalizedMarked()) {
+      LOG.warn("shuffle {} was merged by push-based shuffle; the RDMA shuffle reads the "
+          + "unmerged map outputs instead", handle.shuffleId());
+    }
+    Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> blocks =
+        SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(handle.shuffleId(),
+            startMapIndex, endMapIndex, startPartition, endPartition);
+    boolean batch = SortShuffleManager.canUseBatchFetch(startPartition, endPartition, context);
+    return new RdmaShuffleReader<>(base, (Iterator) blocks, context, metrics, r.client(), batch);
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    ExecutorRuntime r = runtime;
+    if (r != null) {
+      r.unregisterShuffle(shuffleId);
+    }
+    if (master != null) {
+      MetadataRpc.forget(master, shuffleId);
+    }
+    return super.unregisterShuffle(shuffleId);
+  }
+
+  @Override
+  public void stop() {
+    synchronized (this) {
+      stopped = true;
+      if (runtime != null) {
+        runtime.close();
+        runtime = null;
+      }
+    }
+    super.stop();
+  }
+
+  /** This JVM's counters, or an empty map before its first shuffle task. */
+  public Map<String, Long> localStats() {
+    ExecutorRuntime r = runtime;
+    return r == null ? Map.of() : r.stats();
+  }
+
+  /**
+   * Counters of every executor of the application, by executor id (driver only): what the
+   * tests and the demo use to show which transport moved the blocks.
+   */
+  public static Map<String, Map<String, Long>> clusterStats() {
+    return MetadataRpc.clusterStats(SparkEnv.get());
+  }
+}

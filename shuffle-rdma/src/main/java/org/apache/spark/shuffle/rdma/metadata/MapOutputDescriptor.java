@@ -1,0 +1,148 @@
+package org.apache.spark.shuffle.rdma.metadata;
+
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+
+/**
+ * Where one committed map output lives in its executor's registered memory: the index
+ * region (Spark's index file: numPartitions + 1 big-endian longs, the partition offsets)
+ * and the data file, registered as consecutive regions of {@code regionSize} bytes.
+ * A reader needs nothing else to fetch any partition range of this output.
+ *
+ * <p>Size: 40 bytes plus 12 per data region (one region per GiB of data), independent of
+ * the number of partitions.
+ */
+public final class MapOutputDescriptor {
+  private final int shuffleId;
+  private final long mapId;
+  private final String executorId;
+  private final int numPartitions;
+  private final long indexAddress;
+  private final int indexKey;
+  private final long dataLength;
+  private final long regionSize;
+  private final long[] dataAddresses;
+  private final int[] dataKeys;
+
+  public MapOutputDescriptor(int shuffleId, long mapId, String executorId, int numPartitions,
+      long indexAddress, int indexKey, long dataLength, long regionSize, long[] dataAddresses,
+      int[] dataKeys) {
+    if (dataAddresses.length != dataKeys.length) {
+      throw new IllegalArgumentException("one key per data region");
+    }
+    long expectedRegions = dataLength == 0 ? 0 : (dataLength + regionSize - 1) / regionSize;
+    if (expectedRegions != dataAddresses.length) {
+      throw new IllegalArgumentException("data of " + dataLength + " bytes in regions of "
+          + regionSize + " needs " + expectedRegions + " regions, got " + dataAddresses.length);
+    }
+    this.shuffleId = shuffleId;
+    this.mapId = mapId;
+    this.executorId = executorId;
+    this.numPartitions = numPartitions;
+    this.indexAddress = indexAddress;
+    this.indexKey = indexKey;
+    this.dataLength = dataLength;
+    this.regionSize = regionSize;
+    this.dataAddresses = dataAddresses;
+    this.dataKeys = dataKeys;
+  }
+
+  public int shuffleId() {
+    return shuffleId;
+  }
+
+  public long mapId() {
+    return mapId;
+  }
+
+  public String executorId() {
+    return executorId;
+  }
+
+  public int numPartitions() {
+    return numPartitions;
+  }
+
+  public long indexAddress() {
+    return indexAddress;
+  }
+
+  public int indexKey() {
+    return indexKey;
+  }
+
+  public long dataLength() {
+    return dataLength;
+  }
+
+  public long regionSize() {
+    return regionSize;
+  }
+
+  public int dataRegionCount() {
+    return dataAddresses.length;
+  }
+
+  public long dataAddress(int region) {
+    return dataAddresses[region];
+  }
+
+  public int dataKey(int region) {
+    return dataKeys[region];
+  }
+
+  /** Remote address of index entry {@code partition} (0..numPartitions). */
+  public long indexEntryAddress(int partition) {
+    if (partition < 0 || partition > numPartitions) {
+      throw new IndexOutOfBoundsException("partition " + partition + " of " + numPartitions);
+    }
+    return indexAddress + 8L * partition;
+  }
+
+  public void writeTo(DataOutput out) throws IOException {
+    out.writeInt(shuffleId);
+    out.writeLong(mapId);
+    out.writeUTF(executorId);
+    out.writeInt(numPartitions);
+    out.writeLong(indexAddress);
+    out.writeInt(indexKey);
+    out.writeLong(dataLength);
+    out.writeLong(regionSize);
+    out.writeInt(dataAddresses.length);
+    for (int i = 0; i < dataAddresses.length; i++) {
+      out.writeLong(dataAddresses[i]);
+      out.writeInt(dataKeys[i]);
+    }
+  }
+
+  public static MapOutputDescriptor readFrom(DataInput in) throws IOException {
+    int shuffleId = in.readInt();
+    long mapId = in.readLong();
+    String executorId = in.readUTF();
+    int numPartitions = in.readInt();
+    long indexAddress = in.readLong();
+    int indexKey = in.readInt();
+    long dataLength = in.readLong();
+    long regionSize = in.readLong();
+    int n = in.readInt();
+    if (n < 0 || n > 1 << 20) {
+      throw new IOException("corrupt descriptor: " + n + " data regions");
+    }
+    long[] addresses = new long[n];
+    int[] keys = new int[n];
+    for (int i = 0; i < n; i++) {
+      addresses[i] = in.readLong();
+      keys[i] = in.readInt();
+    }
+    return new MapOutputDescriptor(shuffleId, mapId, executorId, numPartitions, indexAddress,
+        indexKey, dataLength, regionSize, addresses, keys);
+  }
+
+  @Override
+  public String toString() {
+    return "MapOutput(shuffle=" + shuffleId + ", map=" + mapId + ", exec=" + executorId
+        + ", partitions=" + numPartitions + ", data=" + dataLength + "B in "
+        + dataAddresses.length + " regions)";
+  }
+}

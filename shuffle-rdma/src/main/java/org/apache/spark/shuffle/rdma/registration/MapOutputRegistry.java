@@ -1,0 +1,143 @@
+package org.apache.spark.shuffle.rdma.registration;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.storage.StorageUtils;
+
+/**
+ * The map outputs this executor serves. After a map task committed its data and index files,
+ * {@link #register} maps both read-only, registers them with the transport (the data file in
+ * regions of at most {@code regionSize}), and returns the descriptor to publish. Only after
+ * this returned may the descriptor become visible, so a reader never sees a key that is not
+ * yet registered.
+ */
+public final class MapOutputRegistry {
+  private final ShuffleTransport transport;
+  private final long regionSize;
+  private final String executorId;
+  private final ConcurrentHashMap<Integer, ConcurrentHashMap<Long, RegisteredMapOutput>> outputs =
+      new ConcurrentHashMap<>();
+  private final AtomicLong registeredBytes = new AtomicLong();
+
+  public MapOutputRegistry(ShuffleTransport transport, long regionSize, String executorId) {
+    if (regionSize <= 0 || regionSize > (1L << 30)) {
+      throw new IllegalArgumentException("region size must be in (0, 1 GiB]: " + regionSize);
+    }
+    this.transport = transport;
+    this.regionSize = regionSize;
+    this.executorId = executorId;
+  }
+
+  public MapOutputDescriptor register(int shuffleId, long mapId, File dataFile, File indexFile)
+      throws IOException {
+    long indexLength = indexFile.length();
+    if (indexLength < 8 || indexLength % 8 != 0 || indexLength > (1L << 30)) {
+      throw new IOException("index file " + indexFile + " has " + indexLength
+          + " bytes; expected (partitions + 1) * 8");
+    }
+    long dataLength = dataFile.exists() ? dataFile.length() : 0L;
+    List<MappedByteBuffer> mappings = new ArrayList<>();
+    List<RegisteredRegion> regions = new ArrayList<>();
+    try {
+      RegisteredRegion index = mapAndRegister(indexFile, 0, indexLength, mappings, regions);
+      int n = (int) ((dataLength + regionSize - 1) / regionSize);
+      long[] addresses = new long[n];
+      int[] keys = new int[n];
+      for (int i = 0; i < n; i++) {
+        long offset = i * regionSize;
+        RegisteredRegion r = mapAndRegister(dataFile, offset,
+            Math.min(regionSize, dataLength - offset), mappings, regions);
+        addresses[i] = r.address();
+        keys[i] = r.key();
+      }
+      MapOutputDescriptor d = new MapOutputDescriptor(shuffleId, mapId, executorId,
+          (int) (indexLength / 8 - 1), index.address(), index.key(), dataLength, regionSize,
+          addresses, keys);
+      RegisteredMapOutput out = new RegisteredMapOutput(d, mappings, regions);
+      RegisteredMapOutput previous = outputs
+          .computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>())
+          .put(mapId, out);
+      registeredBytes.addAndGet(out.registeredBytes());
+      if (previous != null) {
+        // Spark never commits one task attempt twice; if it did, the newer files win.
+        registeredBytes.addAndGet(-previous.registeredBytes());
+        previous.release(transport);
+      }
+      return d;
+    } catch (IOException | RuntimeException e) {
+      new RegisteredMapOutput(null, mappings, regions).release(transport);
+      throw e;
+    }
+  }
+
+  private RegisteredRegion mapAndRegister(File file, long offset, long length,
+      List<MappedByteBuffer> mappings, List<RegisteredRegion> regions) throws IOException {
+    MappedByteBuffer mapping;
+    try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+      mapping = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    }
+    try {
+      RegisteredRegion region = transport.register(mapping);
+      mappings.add(mapping);
+      regions.add(region);
+      return region;
+    } catch (IOException | RuntimeException e) {
+      StorageUtils.dispose(mapping);
+      throw e;
+    }
+  }
+
+  /** Revokes and unmaps every output of the shuffle; completes when all are unmapped. */
+  public CompletableFuture<Void> unregisterShuffle(int shuffleId) {
+    Map<Long, RegisteredMapOutput> removed = outputs.remove(shuffleId);
+    if (removed == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    for (RegisteredMapOutput out : removed.values()) {
+      registeredBytes.addAndGet(-out.registeredBytes());
+      done.add(out.release(transport));
+    }
+    return CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /** Revokes and unmaps everything (executor shutdown). */
+  public CompletableFuture<Void> close() {
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    for (Integer shuffleId : new ArrayList<>(outputs.keySet())) {
+      done.add(unregisterShuffle(shuffleId));
+    }
+    return CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0]));
+  }
+
+  public MapOutputDescriptor descriptor(int shuffleId, long mapId) {
+    Map<Long, RegisteredMapOutput> m = outputs.get(shuffleId);
+    RegisteredMapOutput out = m == null ? null : m.get(mapId);
+    return out == null ? null : out.descriptor();
+  }
+
+  public int outputCount() {
+    int n = 0;
+    for (Map<Long, RegisteredMapOutput> m : outputs.values()) {
+      n += m.size();
+    }
+    return n;
+  }
+
+  public long registeredBytes() {
+    return registeredBytes.get();
+  }
+}

@@ -1,0 +1,60 @@
+package org.apache.spark.shuffle.rdma.metadata
+
+import java.util.function.Supplier
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.rpc.RpcEndpointRef
+import org.apache.spark.shuffle.rdma.transport.PeerAddress
+import org.apache.spark.util.RpcUtils
+
+/**
+ * Java-facing calls of the metadata plane over Spark's RpcEnv (Scala ClassTags and
+ * PartialFunctions would make these contorted in Java).
+ */
+object MetadataRpc {
+
+  /** Starts the driver's endpoint; returns it so the driver can forget shuffles locally. */
+  def startMaster(env: SparkEnv): RpcEndpointRef =
+    env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, new RdmaMasterEndpoint(env.rpcEnv))
+
+  def masterRef(env: SparkEnv): RpcEndpointRef =
+    RpcUtils.makeDriverRef(RdmaMasterEndpoint.NAME, env.conf, env.rpcEnv)
+
+  /** Starts this executor's stats endpoint and announces its transport to the driver. */
+  def registerTransport(
+      env: SparkEnv,
+      master: RpcEndpointRef,
+      transport: String,
+      peer: PeerAddress,
+      stats: Supplier[java.util.Map[String, java.lang.Long]]): Unit = {
+    val name = s"rdma-shuffle-executor-${env.executorId}"
+    val ref = env.rpcEnv.setupEndpoint(name, new RdmaExecutorEndpoint(env.rpcEnv, stats))
+    master.askSync[Boolean](RegisterTransport(env.executorId, transport, peer, ref))
+  }
+
+  def publish(master: RpcEndpointRef, shuffleId: Int, mapId: Long, entry: Array[Byte]): Unit =
+    master.askSync[Boolean](PublishMapOutput(shuffleId, mapId, entry))
+
+  def fetchTable(master: RpcEndpointRef, shuffleId: Int): ShuffleTable =
+    master.askSync[ShuffleTable](GetShuffleTable(shuffleId))
+
+  def peersOf(table: ShuffleTable): java.util.Map[String, PeerAddress] = table.peers.asJava
+
+  def forget(master: RpcEndpointRef, shuffleId: Int): Unit =
+    master.askSync[Boolean](ForgetShuffle(shuffleId))
+
+  /**
+   * Counters of every executor that started a transport, keyed by executor id, each with
+   * a "transport" entry (1 = tcp, 2 = verbs) besides the counters. Driver only.
+   */
+  def clusterStats(env: SparkEnv): java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
+    val endpoints = masterRef(env).askSync[ExecutorEndpoints](GetExecutorEndpoints)
+    endpoints.refs.map { case (id, (transport, ref)) =>
+      val counters = ref.askSync[Map[String, Long]](GetStats)
+      val withName = counters + ("transport.verbs" -> (if (transport == "verbs") 1L else 0L))
+      id -> withName.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
+    }.asJava
+  }
+}

@@ -1,0 +1,52 @@
+package org.apache.spark.shuffle.rdma.metadata
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.rpc.{RpcCallContext, RpcEnv, ThreadSafeRpcEndpoint}
+import org.apache.spark.shuffle.rdma.transport.PeerAddress
+
+/**
+ * Driver side of the metadata plane: the endpoint directory (executor -> transport address)
+ * and, per shuffle, the descriptor of every registered map output. A reducer executor asks
+ * once per shuffle (and again only when it meets a map output it has not seen, e.g. after a
+ * stage retry), so metadata round trips are O(1) per (reducer executor, shuffle).
+ */
+private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
+  extends ThreadSafeRpcEndpoint {
+
+  private val transports = new ConcurrentHashMap[String, RegisterTransport]()
+  private val tables = new ConcurrentHashMap[Int, ConcurrentHashMap[Long, Array[Byte]]]()
+
+  override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
+    case r: RegisterTransport =>
+      transports.put(r.executorId, r)
+      context.reply(true)
+
+    case PublishMapOutput(shuffleId, mapId, entry) =>
+      tables.computeIfAbsent(shuffleId, _ => new ConcurrentHashMap[Long, Array[Byte]]())
+        .put(mapId, entry)
+      context.reply(true)
+
+    case GetShuffleTable(shuffleId) =>
+      val entries = Option(tables.get(shuffleId)).map(_.values().asScala.toSeq).getOrElse(Nil)
+      val peers = transports.asScala.map { case (id, r) => id -> r.peer }.toMap
+      context.reply(ShuffleTable(DescriptorCodec.table(entries.asJava), peers))
+
+    case ForgetShuffle(shuffleId) =>
+      tables.remove(shuffleId)
+      context.reply(true)
+
+    case GetExecutorEndpoints =>
+      context.reply(ExecutorEndpoints(
+        transports.asScala.map { case (id, r) => id -> (r.transport, r.ref) }.toMap))
+  }
+
+  /** Number of shuffles with published outputs (for tests of cleanup). */
+  def shuffleCount: Int = tables.size()
+}
+
+private[rdma] object RdmaMasterEndpoint {
+  val NAME = "rdma-shuffle-master"
+}
