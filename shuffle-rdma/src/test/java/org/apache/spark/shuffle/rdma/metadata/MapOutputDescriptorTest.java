@@ -1,0 +1,77 @@
+package org.apache.spark.shuffle.rdma.metadata;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class MapOutputDescriptorTest {
+
+  private static MapOutputDescriptor sample(long mapId, long dataLength) {
+    long region = 1L << 30;
+    int n = (int) ((dataLength + region - 1) / region);
+    long[] addrs = new long[n];
+    int[] keys = new int[n];
+    for (int i = 0; i < n; i++) {
+      addrs[i] = 0x7f0000000000L + i * region;
+      keys[i] = 0x1234 + i;
+    }
+    return new MapOutputDescriptor(3, mapId, "exec-7", 2000, 0x7f1000000000L, 0xabcdef,
+        dataLength, region, addrs, keys);
+  }
+
+  @Test
+  void roundTripsThroughTheTable() {
+    List<byte[]> entries = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      entries.add(DescriptorCodec.encodeEntry(sample(1000 + i, i * 100_000_000L)));
+    }
+    List<MapOutputDescriptor> back = DescriptorCodec.decodeAll(DescriptorCodec.table(entries));
+    assertEquals(50, back.size());
+    for (int i = 0; i < 50; i++) {
+      MapOutputDescriptor expected = sample(1000 + i, i * 100_000_000L);
+      MapOutputDescriptor d = back.get(i);
+      assertEquals(expected.mapId(), d.mapId());
+      assertEquals("exec-7", d.executorId());
+      assertEquals(2000, d.numPartitions());
+      assertEquals(expected.dataLength(), d.dataLength());
+      assertEquals(expected.dataRegionCount(), d.dataRegionCount());
+      assertEquals(0xabcdef, d.indexKey());
+      for (int r = 0; r < d.dataRegionCount(); r++) {
+        assertEquals(expected.dataAddress(r), d.dataAddress(r));
+        assertEquals(expected.dataKey(r), d.dataKey(r));
+      }
+      assertArrayEquals(DescriptorCodec.encodeEntry(expected), DescriptorCodec.encodeEntry(d));
+    }
+  }
+
+  @Test
+  void sizeIsIndependentOfPartitions() {
+    // 2000 partitions, 1 region: the descriptor stays a few dozen bytes.
+    assertEquals(true, DescriptorCodec.encodeEntry(sample(1, 5000)).length < 80);
+  }
+
+  @Test
+  void regionCountMustMatchDataLength() {
+    assertThrows(IllegalArgumentException.class, () -> new MapOutputDescriptor(0, 1, "e", 4,
+        0, 1, 3L << 30, 1L << 30, new long[] {1, 2}, new int[] {1, 2}));
+  }
+
+  @Test
+  void indexEntryAddressIsBounded() {
+    MapOutputDescriptor d = sample(1, 10);
+    assertEquals(0x7f1000000000L + 8 * 2000, d.indexEntryAddress(2000));
+    assertThrows(IndexOutOfBoundsException.class, () -> d.indexEntryAddress(2001));
+  }
+
+  @Test
+  void corruptTableIsRejected() {
+    byte[] bytes = DescriptorCodec.table(List.of(DescriptorCodec.encodeEntry(sample(1, 10))));
+    byte[] truncated = java.util.Arrays.copyOf(bytes, bytes.length - 5);
+    assertThrows(java.io.UncheckedIOException.class, () -> DescriptorCodec.decodeAll(truncated));
+  }
+}

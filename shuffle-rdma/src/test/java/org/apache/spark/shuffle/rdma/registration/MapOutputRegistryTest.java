@@ -1,0 +1,144 @@
+package org.apache.spark.shuffle.rdma.registration;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.DataOutputStream;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.ReadCallback;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MapOutputRegistryTest {
+  @TempDir
+  File dir;
+
+  private static TcpTransport tcp() throws Exception {
+    return new TcpTransport(new TransportSettings(new RdmaShuffleConf(new SparkConf(false)),
+        "127.0.0.1", null, "app", 1));
+  }
+
+  private static File index(File dir, long... offsets) throws Exception {
+    File f = new File(dir, "shuffle_0_1_0.index");
+    try (DataOutputStream out = new DataOutputStream(new FileOutputStream(f))) {
+      for (long o : offsets) {
+        out.writeLong(o);
+      }
+    }
+    return f;
+  }
+
+  /** Reads [remoteAddress, +len) and returns the bytes. */
+  private static byte[] read(TransportChannel ch, long address, int key, int len)
+      throws Exception {
+    java.util.concurrent.CompletableFuture<byte[]> f = new java.util.concurrent.CompletableFuture<>();
+    ch.read(List.of(new ReadRequest(address, key, len, new ReadCallback() {
+      @Override
+      public void onSuccess(ReadRequest request, ManagedBuffer data) {
+        try {
+          ByteBuffer b = data.nioByteBuffer();
+          byte[] out = new byte[b.remaining()];
+          b.get(out);
+          f.complete(out);
+        } catch (Exception e) {
+          f.completeExceptionally(e);
+        }
+      }
+
+      @Override
+      public void onFailure(ReadRequest request, Throwable cause) {
+        f.completeExceptionally(cause);
+      }
+    }, null)));
+    return f.get(60, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void outputLargerThanTwoGibIsRegisteredInSeveralRegions() throws Exception {
+    long size = (5L << 29) + 12345; // 2.5 GiB + change, sparse
+    File data = new File(dir, "shuffle_0_1_0.data");
+    byte[] marker = "region-boundary".getBytes();
+    long[] at = {0, (1L << 30) - 7, 2L << 30, size - marker.length};
+    try (RandomAccessFile raf = new RandomAccessFile(data, "rw")) {
+      raf.setLength(size);
+      for (long p : at) {
+        raf.seek(p);
+        raf.write(marker);
+      }
+    }
+    File index = index(dir, 0, 1L << 30, size);
+    try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "exec-1");
+      MapOutputDescriptor d = registry.register(0, 1, data, index);
+      assertEquals(3, d.dataRegionCount());
+      assertEquals(2, d.numPartitions());
+      assertEquals(size, d.dataLength());
+      assertEquals(4, server.stats().regionsRegistered.get()); // index + 3 data regions
+      assertEquals(size + 24, registry.registeredBytes());
+      TransportChannel ch = client.connect(server.localAddress());
+      // Index entries, read one-sidedly.
+      ByteBuffer idx = ByteBuffer.wrap(read(ch, d.indexEntryAddress(1), d.indexKey(), 16));
+      assertEquals(1L << 30, idx.getLong());
+      assertEquals(size, idx.getLong());
+      // The marker across the first boundary: 7 bytes in region 0, the rest in region 1.
+      byte[] head = read(ch, d.dataAddress(0) + (1L << 30) - 7, d.dataKey(0), 7);
+      byte[] tail = read(ch, d.dataAddress(1), d.dataKey(1), marker.length - 7);
+      byte[] joined = new byte[marker.length];
+      System.arraycopy(head, 0, joined, 0, 7);
+      System.arraycopy(tail, 0, joined, 7, tail.length);
+      assertArrayEquals(marker, joined);
+      long last = size - marker.length - (2L << 30);
+      assertArrayEquals(marker, read(ch, d.dataAddress(2) + last, d.dataKey(2), marker.length));
+      assertArrayEquals(marker, read(ch, d.dataAddress(2), d.dataKey(2), marker.length));
+
+      registry.unregisterShuffle(0).get(30, TimeUnit.SECONDS);
+      assertEquals(0, registry.outputCount());
+      assertEquals(0, registry.registeredBytes());
+      assertEquals(0, server.stats().regionsRegistered.get());
+      assertEquals(0, server.stats().bytesRegistered.get());
+      assertEquals(0, server.liveRegions());
+    }
+  }
+
+  @Test
+  void emptyDataFileRegistersOnlyTheIndex() throws Exception {
+    File data = new File(dir, "shuffle_0_2_0.data");
+    File index = index(dir, 0, 0, 0, 0);
+    try (TcpTransport server = tcp()) {
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
+      MapOutputDescriptor d = registry.register(0, 2, data, index);
+      assertEquals(0, d.dataRegionCount());
+      assertEquals(3, d.numPartitions());
+      assertEquals(1, server.stats().regionsRegistered.get());
+      registry.close().get(10, TimeUnit.SECONDS);
+      assertEquals(0, server.stats().regionsRegistered.get());
+    }
+  }
+
+  @Test
+  void malformedIndexIsRejectedAndNothingStaysRegistered() throws Exception {
+    File data = new File(dir, "d");
+    File index = new File(dir, "i");
+    java.nio.file.Files.write(index.toPath(), new byte[13]);
+    try (TcpTransport server = tcp()) {
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
+      assertThrows(java.io.IOException.class, () -> registry.register(0, 3, data, index));
+      assertEquals(0, server.stats().regionsRegistered.get());
+    }
+  }
+}

@@ -1,0 +1,187 @@
+package org.apache.spark.shuffle.rdma.transport.tcp;
+
+import static org.apache.spark.shuffle.rdma.transport.tcp.TcpTestSupport.mapFile;
+import static org.apache.spark.shuffle.rdma.transport.tcp.TcpTestSupport.randomBytes;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.nio.MappedByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TcpTransportTest {
+  @TempDir
+  File dir;
+
+  private TcpTransport server;
+  private TcpTransport client;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = TcpTestSupport.transport();
+    client = TcpTestSupport.transport();
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    server.close();
+  }
+
+  private static byte[] get(TcpTestSupport.Result r) throws Exception {
+    return r.future.get(30, TimeUnit.SECONDS);
+  }
+
+  private static Throwable failure(TcpTestSupport.Result r) {
+    ExecutionException e = assertThrows(ExecutionException.class,
+        () -> r.future.get(30, TimeUnit.SECONDS));
+    return e.getCause();
+  }
+
+  @Test
+  void readsManySizesAndOffsetsByteExact() throws Exception {
+    byte[] content = randomBytes(3 << 20, 1);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    TransportChannel ch = client.connect(server.localAddress());
+    Random rnd = new Random(2);
+    int n = 200; // under maxReadsInFlightPerPeer, so one batch
+    List<TcpTestSupport.Result> results = TcpTestSupport.results(n);
+    List<ReadRequest> batch = new ArrayList<>();
+    int[][] spans = new int[n][];
+    for (int i = 0; i < n; i++) {
+      int len = i % 50 == 0 ? 1 + rnd.nextInt(1 << 20) : 1 + rnd.nextInt(4096);
+      int off = rnd.nextInt(content.length - len + 1);
+      spans[i] = new int[] {off, len};
+      batch.add(new ReadRequest(region.address() + off, region.key(), len, results.get(i), i));
+    }
+    ch.read(batch);
+    for (int i = 0; i < n; i++) {
+      assertArrayEquals(Arrays.copyOfRange(content, spans[i][0], spans[i][0] + spans[i][1]),
+          get(results.get(i)), "read " + i);
+    }
+    assertEquals(n, server.stats().readsServed.get());
+    assertEquals(n, client.stats().readsCompleted.get());
+    assertEquals(1, client.stats().batchesPosted.get());
+  }
+
+  @Test
+  void wrongKeyIsRefusedAndServerKeepsServing() throws Exception {
+    byte[] content = randomBytes(10_000, 3);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    TransportChannel ch = client.connect(server.localAddress());
+    List<TcpTestSupport.Result> r = TcpTestSupport.results(2);
+    ch.read(List.of(
+        new ReadRequest(0, region.key() ^ 0x5a5a5a5a, 100, r.get(0), null),
+        new ReadRequest(0, region.key(), 100, r.get(1), null)));
+    assertTrue(failure(r.get(0)).getMessage().contains("names no registered region"));
+    assertArrayEquals(Arrays.copyOf(content, 100), get(r.get(1)));
+    assertEquals(1, server.stats().readsRefused.get());
+    assertTrue(ch.isActive(), "a refused read must not close the connection");
+  }
+
+  @Test
+  void outOfBoundsReadsAreRefused() throws Exception {
+    byte[] content = randomBytes(4096, 4);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    TransportChannel ch = client.connect(server.localAddress());
+    List<TcpTestSupport.Result> r = TcpTestSupport.results(4);
+    ch.read(List.of(
+        new ReadRequest(4000, region.key(), 97, r.get(0), null),           // past the end
+        new ReadRequest(4096, region.key(), 1, r.get(1), null),            // at the end
+        new ReadRequest(1L << 33, region.key(), 1, r.get(2), null),        // beyond 32 bits
+        new ReadRequest(4095, region.key(), 1, r.get(3), null)));          // last byte: ok
+    assertTrue(failure(r.get(0)).getMessage().contains("outside region"));
+    assertTrue(failure(r.get(1)).getMessage().contains("outside region"));
+    assertTrue(failure(r.get(2)).getMessage().contains("out of range"));
+    assertArrayEquals(new byte[] {content[4095]}, get(r.get(3)));
+  }
+
+  @Test
+  void revokedKeyIsRefusedAndDeregistrationCompletes() throws Exception {
+    byte[] content = randomBytes(8192, 5);
+    MappedByteBuffer mapping = mapFile(dir, content);
+    RegisteredRegion region = server.register(mapping);
+    TransportChannel ch = client.connect(server.localAddress());
+    TcpTestSupport.Result before = new TcpTestSupport.Result();
+    ch.read(List.of(new ReadRequest(0, region.key(), 8192, before, null)));
+    assertArrayEquals(content, get(before));
+    server.deregister(region).get(10, TimeUnit.SECONDS);
+    assertFalse(region.isLive());
+    assertEquals(0, server.liveRegions());
+    assertEquals(0, server.stats().bytesRegistered.get());
+    TcpTestSupport.Result after = new TcpTestSupport.Result();
+    ch.read(List.of(new ReadRequest(0, region.key(), 10, after, null)));
+    assertTrue(failure(after).getMessage().contains("unknown or revoked"));
+    // Idempotent.
+    server.deregister(region).get(1, TimeUnit.SECONDS);
+    assertEquals(0, server.stats().regionsRegistered.get());
+  }
+
+  @Test
+  void boundedReadsInFlightStillCompleteEverything() throws Exception {
+    client.close();
+    client = TcpTestSupport.transport(
+        new SparkConf(false).set("spark.shuffle.rdma.maxReadsInFlightPerPeer", "2"), null);
+    byte[] content = randomBytes(1 << 16, 6);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    TransportChannel ch = client.connect(server.localAddress());
+    int n = 300;
+    List<TcpTestSupport.Result> r = TcpTestSupport.results(n);
+    List<ReadRequest> batch = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      batch.add(new ReadRequest(i * 100, region.key(), 100, r.get(i), null));
+    }
+    ch.read(batch);
+    for (int i = 0; i < n; i++) {
+      assertArrayEquals(Arrays.copyOfRange(content, i * 100, i * 100 + 100), get(r.get(i)));
+    }
+    assertTrue(client.stats().batchesPosted.get() > 1, "the bound must split the batch");
+  }
+
+  @Test
+  void identicalReadsInFlightShareOneRequest() throws Exception {
+    byte[] content = randomBytes(1000, 7);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    TransportChannel ch = client.connect(server.localAddress());
+    List<TcpTestSupport.Result> r = TcpTestSupport.results(3);
+    ch.read(List.of(
+        new ReadRequest(10, region.key(), 50, r.get(0), null),
+        new ReadRequest(10, region.key(), 50, r.get(1), null),
+        new ReadRequest(10, region.key(), 50, r.get(2), null)));
+    for (TcpTestSupport.Result x : r) {
+      assertArrayEquals(Arrays.copyOfRange(content, 10, 60), get(x));
+    }
+    assertEquals(1, server.stats().readsServed.get());
+  }
+
+  @Test
+  void oneChannelPerPeerIsShared() throws Exception {
+    TransportChannel a = client.connect(server.localAddress());
+    TransportChannel b = client.connect(server.localAddress());
+    assertTrue(a == b);
+    assertEquals(1, client.stats().connectionsOpened.get());
+  }
+
+  @Test
+  void regionsOverOneGibAreRejected() {
+    assertThrows(IllegalArgumentException.class,
+        () -> server.register(java.nio.ByteBuffer.allocateDirect(0)));
+  }
+}
