@@ -88,6 +88,17 @@ final class ExecutorRuntime implements AutoCloseable {
     await(registry.unregisterShuffle(shuffleId), "unregistering shuffle " + shuffleId);
   }
 
+  /**
+   * Revokes every registration this executor holds while keeping the files: what a reader
+   * sees when an executor lost its registrations (restart, memory pressure). Reads of the
+   * old keys fail, Spark reports fetch failures and re-runs the map stage. Tests use it.
+   */
+  int revokeAll() {
+    int n = registry.outputCount();
+    await(registry.close(), "revoking all registrations");
+    return n;
+  }
+
   Map<String, Long> stats() {
     Map<String, Long> m = new LinkedHashMap<>();
     transport.stats().snapshot().forEach((k, v) -> m.put("transport." + k, v));

@@ -138,6 +138,15 @@ public class RdmaShuffleManager extends SortShuffleManager {
     super.stop();
   }
 
+  /**
+   * Revokes every registration of this executor, keeping the files (fault injection for
+   * tests: readers must fail cleanly and Spark must recompute). Returns outputs revoked.
+   */
+  public int revokeAllRegistrations() {
+    ExecutorRuntime r = runtime;
+    return r == null ? 0 : r.revokeAll();
+  }
+
   /** This JVM's counters, or an empty map before its first shuffle task. */
   public Map<String, Long> localStats() {
     ExecutorRuntime r = runtime;
