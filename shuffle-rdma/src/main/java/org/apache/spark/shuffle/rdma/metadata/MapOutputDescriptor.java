@@ -10,8 +10,8 @@ import java.io.IOException;
  * and the data file, registered as consecutive regions of {@code regionSize} bytes.
  * A reader needs nothing else to fetch any partition range of this output.
  *
- * <p>Size: 40 bytes plus 12 per data region (one region per GiB of data), independent of
- * the number of partitions.
+ * <p>Encoded size: 50 bytes plus the executor id plus 12 per data region (one region per GiB
+ * of data), independent of the number of partitions.
  */
 public final class MapOutputDescriptor {
   private final int shuffleId;
