@@ -23,6 +23,7 @@ public final class RdmaShuffleConf {
   private final long regionSize;
   private final int maxReadsInFlightPerPeer;
   private final long readTimeoutMs;
+  private final boolean allowUnencryptedRdma;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -34,6 +35,7 @@ public final class RdmaShuffleConf {
     this.regionSize = (Long) get(conf, RdmaConf.REGION_SIZE());
     this.maxReadsInFlightPerPeer = (Integer) get(conf, RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
     this.readTimeoutMs = (Long) get(conf, RdmaConf.READ_TIMEOUT());
+    this.allowUnencryptedRdma = (Boolean) get(conf, RdmaConf.ALLOW_UNENCRYPTED_RDMA());
   }
 
   @SuppressWarnings("unchecked")
@@ -129,5 +131,28 @@ public final class RdmaShuffleConf {
 
   public long readTimeoutMs() {
     return readTimeoutMs;
+  }
+
+  public boolean allowUnencryptedRdma() {
+    return allowUnencryptedRdma;
+  }
+
+  /**
+   * Null when RDMA may carry this application's shuffle bytes; otherwise why not. With
+   * network encryption asked for, plaintext on the wire is allowed only if the shuffle files
+   * are themselves encrypted (spark.io.encryption.enabled) or the operator said the fabric
+   * is isolated.
+   */
+  public String rdmaEncryptionConflict() {
+    boolean networkCrypto = sparkConf.getBoolean("spark.authenticate", false)
+        && sparkConf.getBoolean("spark.network.crypto.enabled", false);
+    boolean filesEncrypted = sparkConf.getBoolean("spark.io.encryption.enabled", false);
+    if (networkCrypto && !filesEncrypted && !allowUnencryptedRdma) {
+      return "spark.network.crypto.enabled=true asks for encrypted traffic, but RDMA READ "
+          + "moves shuffle bytes unencrypted; enable spark.io.encryption.enabled (shuffle files "
+          + "become ciphertext), use spark.shuffle.rdma.transport=tcp (encrypted), or set "
+          + "spark.shuffle.rdma.allowUnencryptedRdma=true if the RDMA fabric is isolated.";
+    }
+    return null;
   }
 }

@@ -26,8 +26,7 @@ public final class TransportFactory {
         return new TcpTransportProvider().create(settings);
       case "verbs": {
         TransportProvider verbs = verbsProvider();
-        String why = verbs == null ? "the verbs transport is not part of this build" :
-            verbs.unavailableReason(settings);
+        String why = verbsUnavailable(verbs, settings);
         if (why != null) {
           throw new IOException("spark.shuffle.rdma.transport=verbs, but RDMA verbs cannot "
               + "start on this executor: " + why + " Run 'java -jar shuffle-rdma.jar doctor' "
@@ -37,8 +36,7 @@ public final class TransportFactory {
       }
       case "auto": {
         TransportProvider verbs = verbsProvider();
-        String why = verbs == null ? "the verbs transport is not part of this build" :
-            verbs.unavailableReason(settings);
+        String why = verbsUnavailable(verbs, settings);
         if (why == null) {
           try {
             ShuffleTransport t = verbs.create(settings);
@@ -56,6 +54,16 @@ public final class TransportFactory {
       default:
         throw new IllegalArgumentException("unknown transport " + choice);
     }
+  }
+
+  /** Why verbs cannot run here, or null: security policy first, then the provider's checks. */
+  private static String verbsUnavailable(TransportProvider verbs, TransportSettings settings) {
+    String policy = settings.conf().rdmaEncryptionConflict();
+    if (policy != null) {
+      return policy;
+    }
+    return verbs == null ? "the verbs transport is not part of this build."
+        : verbs.unavailableReason(settings);
   }
 
   /** The verbs provider, or null when its classes are absent. */

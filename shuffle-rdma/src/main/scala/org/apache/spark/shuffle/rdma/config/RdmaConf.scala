@@ -81,7 +81,17 @@ object RdmaConf {
     .checkValue(v => v >= 100 && v <= TimeUnit.HOURS.toMillis(1), "must be in [100ms, 1h]")
     .createWithDefaultString("120s")
 
+  val ALLOW_UNENCRYPTED_RDMA: ConfigEntry[Boolean] =
+    ConfigBuilder(PREFIX + "allowUnencryptedRdma")
+      .doc("RDMA READ moves bytes as they are in memory. With spark.network.crypto.enabled " +
+        "and without spark.io.encryption.enabled (which makes shuffle files ciphertext), the " +
+        "verbs transport refuses to start unless this is true, i.e. the operator states that " +
+        "the RDMA fabric is isolated; 'auto' then picks tcp, which encrypts.")
+      .version(V)
+      .booleanConf
+      .createWithDefault(false)
+
   val ALL: Seq[ConfigEntry[_]] = Seq(
     TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
-    READ_TIMEOUT)
+    READ_TIMEOUT, ALLOW_UNENCRYPTED_RDMA)
 }
