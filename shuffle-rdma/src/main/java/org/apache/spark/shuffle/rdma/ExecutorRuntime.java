@@ -38,6 +38,7 @@ final class ExecutorRuntime implements AutoCloseable {
   private final ShuffleTableCache tables;
   private final RdmaBlockStoreClient client;
   private final IndexShuffleBlockResolver resolver;
+  private final RdmaMetricsSource metrics;
 
   ExecutorRuntime(RdmaShuffleConf conf, IndexShuffleBlockResolver resolver) throws IOException {
     SparkEnv env = SparkEnv.get();
@@ -57,6 +58,8 @@ final class ExecutorRuntime implements AutoCloseable {
               Option.empty()));
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats);
+      this.metrics = new RdmaMetricsSource(this::stats);
+      env.metricsSystem().registerSource(metrics);
       started = true;
       LOG.info("RDMA shuffle on executor {}: transport {} serving at {}", env.executorId(),
           transport.name(), transport.localAddress());
@@ -111,6 +114,10 @@ final class ExecutorRuntime implements AutoCloseable {
 
   @Override
   public void close() {
+    SparkEnv env = SparkEnv.get();
+    if (env != null) {
+      env.metricsSystem().removeSource(metrics);
+    }
     await(registry.close(), "releasing registered map outputs");
     transport.close();
   }
