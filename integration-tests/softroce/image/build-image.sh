@@ -89,7 +89,7 @@ cp "${initrds[0]}" "$OUT/initrd.img"
 used_mb=$(du -sm --apparent-size "$ROOT" | cut -f1)
 size_mb=$(( used_mb + 2048 ))
 say "image: mkfs.ext4 -d ($used_mb MiB of files, ${size_mb} MiB sparse image)"
-mkfs.ext4 -q -F -L softroce-root -d "$ROOT" "$OUT/rootfs.img" "${size_mb}M"
+mkfs.ext4 -q -F -L softroce-root -d "$ROOT" "$OUT/rootfs.img" "${size_mb}M" >/dev/null
 
 {
   echo "suite=$SUITE"

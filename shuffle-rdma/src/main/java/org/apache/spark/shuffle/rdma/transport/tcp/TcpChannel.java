@@ -141,7 +141,7 @@ final class TcpChannel implements TransportChannel {
             fail(r, e);
           }
         } else {
-          fail(r, new IOException("read " + r + " from " + peer + " failed: "
+          fail(r, new IOException(r + " from " + peer + " failed: "
               + error.getMessage(), error));
         }
       }
