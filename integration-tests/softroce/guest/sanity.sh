@@ -11,7 +11,7 @@ DEV=${RDMA_DEVICE:?}
 IP=${GUEST_IP:?}
 OUT=${SOFTROCE_RESULTS_DIR:-/results}/sanity
 BW_SIZE=${SOFTROCE_BW_SIZE:-65536}
-BW_ITERS=${SOFTROCE_BW_ITERS:-1000}
+BW_ITERS=${SOFTROCE_BW_ITERS:-500}
 mkdir -p "$OUT"
 phase() { echo "@@softroce@@ $*"; }
 fail=0

@@ -24,6 +24,9 @@ public final class RdmaShuffleConf {
   private final int maxReadsInFlightPerPeer;
   private final long readTimeoutMs;
   private final boolean allowUnencryptedRdma;
+  private final long connectTimeoutMs;
+  private final int verbsCompletionThreads;
+  private final long verbsReceivePoolSize;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -36,6 +39,9 @@ public final class RdmaShuffleConf {
     this.maxReadsInFlightPerPeer = (Integer) get(conf, RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
     this.readTimeoutMs = (Long) get(conf, RdmaConf.READ_TIMEOUT());
     this.allowUnencryptedRdma = (Boolean) get(conf, RdmaConf.ALLOW_UNENCRYPTED_RDMA());
+    this.connectTimeoutMs = (Long) get(conf, RdmaConf.CONNECT_TIMEOUT());
+    this.verbsCompletionThreads = (Integer) get(conf, RdmaConf.VERBS_COMPLETION_THREADS());
+    this.verbsReceivePoolSize = (Long) get(conf, RdmaConf.VERBS_RECEIVE_POOL_SIZE());
   }
 
   @SuppressWarnings("unchecked")
@@ -154,5 +160,19 @@ public final class RdmaShuffleConf {
           + "spark.shuffle.rdma.allowUnencryptedRdma=true if the RDMA fabric is isolated.";
     }
     return null;
+  }
+
+  public long connectTimeoutMs() {
+    return connectTimeoutMs;
+  }
+
+  /** Completion-queue polling threads of the verbs transport. */
+  public int verbsCompletionThreads() {
+    return verbsCompletionThreads;
+  }
+
+  /** Bytes registered once for RDMA READ destinations on the verbs transport. */
+  public long verbsReceivePoolSize() {
+    return verbsReceivePoolSize;
   }
 }

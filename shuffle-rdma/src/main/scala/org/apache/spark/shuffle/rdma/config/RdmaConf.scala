@@ -81,6 +81,14 @@ object RdmaConf {
     .checkValue(v => v >= 100 && v <= TimeUnit.HOURS.toMillis(1), "must be in [100ms, 1h]")
     .createWithDefaultString("120s")
 
+  val CONNECT_TIMEOUT: ConfigEntry[Long] = ConfigBuilder(PREFIX + "connectTimeout")
+    .doc("How long connecting to a peer may take (on verbs: address and route resolution " +
+      "plus the RDMA-CM handshake) before the fetch fails.")
+    .version(V)
+    .timeConf(TimeUnit.MILLISECONDS)
+    .checkValue(v => v >= 100 && v <= TimeUnit.MINUTES.toMillis(10), "must be in [100ms, 10min]")
+    .createWithDefaultString("30s")
+
   val ALLOW_UNENCRYPTED_RDMA: ConfigEntry[Boolean] =
     ConfigBuilder(PREFIX + "allowUnencryptedRdma")
       .doc("RDMA READ moves bytes as they are in memory. With spark.network.crypto.enabled " +
@@ -91,7 +99,28 @@ object RdmaConf {
       .booleanConf
       .createWithDefault(false)
 
+  val VERBS_COMPLETION_THREADS: ConfigEntry[Int] =
+    ConfigBuilder(PREFIX + "verbs.completionThreads")
+      .doc("Threads that poll RDMA completion queues on the verbs transport, shared by all " +
+        "peers (each connection is served by one of them). More only help with many busy peers.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 1 && v <= 64, "must be in [1, 64]")
+      .createWithDefault(2)
+
+  val VERBS_RECEIVE_POOL_SIZE: ConfigEntry[Long] =
+    ConfigBuilder(PREFIX + "verbs.receivePoolSize")
+      .doc("Memory registered once at startup on the verbs transport that RDMA READs land in " +
+        "(reused, never registered on the read path). Bounds the bytes of reads in flight " +
+        "plus fetched blocks not yet released; one read can be at most this large. Counts " +
+        "against the memlock limit.")
+      .version(V)
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
+      .createWithDefaultString("128m")
+
   val ALL: Seq[ConfigEntry[_]] = Seq(
     TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
-    READ_TIMEOUT, ALLOW_UNENCRYPTED_RDMA)
+    READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
+    VERBS_RECEIVE_POOL_SIZE)
 }

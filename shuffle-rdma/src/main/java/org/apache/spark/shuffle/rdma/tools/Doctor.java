@@ -1,0 +1,236 @@
+package org.apache.spark.shuffle.rdma.tools;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.function.Supplier;
+
+import org.apache.spark.shuffle.rdma.transport.verbs.BuddyAllocator;
+import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
+import org.apache.spark.shuffle.rdma.transport.verbs.loader.BundledLibrary;
+import org.apache.spark.shuffle.rdma.transport.verbs.loader.LibraryChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsRuntime;
+import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.HostFacts;
+import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.PortSelector;
+import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.RdmaPort;
+import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.RdmaSysfs;
+
+/**
+ * {@code java -jar shuffle-rdma.jar doctor [spark-defaults.conf]}: checks everything the
+ * verbs transport needs on this host and prints the fix for each failed check. Exit status
+ * 0 when verbs can run, 1 when it cannot, 2 on bad usage.
+ */
+final class Doctor {
+  /** Headroom RoCE needs below the netdev MTU (Eth/IP/UDP/BTH/ICRC headers). */
+  static final int ROCE_HEADERS = 70;
+
+  private final VerbsPreflight preflight;
+  private final Supplier<VerbsRuntime> runtime;
+  private final SparkDefaults conf;
+  private final Report report;
+
+  Doctor(VerbsPreflight preflight, Supplier<VerbsRuntime> runtime, SparkDefaults conf,
+      PrintStream out) {
+    this.preflight = preflight;
+    this.runtime = runtime;
+    this.conf = conf;
+    this.report = new Report(out);
+  }
+
+  static int run(String[] args, PrintStream out) {
+    SparkDefaults conf = SparkDefaults.empty();
+    if (args.length > 1) {
+      System.err.println("usage: doctor [path/to/spark-defaults.conf]");
+      return 2;
+    }
+    if (args.length == 1) {
+      Path p = Paths.get(args[0]);
+      try {
+        conf = SparkDefaults.read(p);
+        out.println("configuration: " + p.toAbsolutePath());
+      } catch (IOException | RuntimeException e) {
+        System.err.println("cannot read " + p + ": " + e.getMessage());
+        return 2;
+      }
+    }
+    return new Doctor(VerbsPreflight.forHost(), VerbsRuntime::get, conf, out).check();
+  }
+
+  int check() {
+    RdmaSysfs sysfs = preflight.sysfs();
+    HostFacts host = preflight.host();
+    PortSelector.Choice choice = devices(sysfs);
+    rdmaCm();
+    if (choice != null && choice.ok()) {
+      roce(choice.port());
+      mtu(sysfs, choice.port());
+    }
+    memlock(host);
+    boolean nativeOk = nativeLayer();
+    if (nativeOk && choice != null && choice.ok()) {
+      odp(choice.bindAddress());
+    }
+    softRoce(host, sysfs);
+    return report.finish();
+  }
+
+  private PortSelector.Choice devices(RdmaSysfs sysfs) {
+    if (!sysfs.hasRdmaClass() || sysfs.devices().isEmpty()) {
+      report.fail("no RDMA devices (" + sysfs.infinibandClass() + (sysfs.hasRdmaClass()
+          ? " is empty)" : " does not exist)"), "load your RDMA NIC's driver (mlx5_ib, irdma, "
+          + "bnxt_re, ...), or for a lab set up Soft-RoCE: modprobe rdma_rxe && rdma link add "
+          + "rxe0 type rxe netdev <eth> (see docs/rdma-setup.md)");
+      return null;
+    }
+    for (RdmaPort p : sysfs.ports()) {
+      String line = "port " + p.id() + ": " + p.state() + "/" + p.physState() + ", link layer "
+          + p.linkLayer() + ", netdev " + (p.netdevs().isEmpty() ? "none" : p.netdevs());
+      if (p.isActive()) {
+        report.ok(line);
+      } else {
+        report.info(line);
+      }
+    }
+    PortSelector.Choice choice = preflight.port(conf.device(), conf.bindAddress());
+    if (choice.ok()) {
+      report.ok("verbs would use " + choice.port().id() + " and serve on " + choice.bindAddress()
+          + (conf.bindAddress().isEmpty() ? " (IPv4 of the port's netdev)" : " (bindAddress)"));
+    } else {
+      report.fail(choice.problem(), null);
+    }
+    return choice;
+  }
+
+  private void rdmaCm() {
+    String problem = preflight.rdmaCmProblem();
+    if (problem == null) {
+      report.ok("/dev/infiniband/rdma_cm present");
+    } else {
+      report.fail(problem, null);
+    }
+  }
+
+  private void roce(RdmaPort port) {
+    if (!port.isEthernet()) {
+      report.info("link layer InfiniBand: RoCE GID checks do not apply (a subnet manager "
+          + "must be running; ACTIVE shows it is)");
+      return;
+    }
+    if (port.hasRoceV2Ipv4Gid()) {
+      report.ok("RoCE v2 GID with an IPv4 address present on " + port.id());
+    } else {
+      report.warn("no RoCE v2 GID for an IPv4 address on " + port.id() + " (GIDs: "
+          + port.gids() + ")", "assign an IPv4 address to " + port.netdevs() + "; RoCE v2 "
+          + "(routable, UDP) needs it, and the default GID selection of rdma_cm prefers it");
+    }
+  }
+
+  private void mtu(RdmaSysfs sysfs, RdmaPort port) {
+    if (!port.isEthernet() || port.netdevs().isEmpty()) {
+      return;
+    }
+    String netdev = port.netdevs().get(0);
+    OptionalInt mtu = sysfs.netdevMtu(netdev);
+    if (mtu.isEmpty()) {
+      return;
+    }
+    int active = roceMtu(mtu.getAsInt());
+    String line = "netdev " + netdev + " MTU " + mtu.getAsInt() + " gives RoCE active MTU "
+        + active;
+    if (active < 4096) {
+      report.warn(line, "raise the MTU of " + netdev + " (and of every switch port on the "
+          + "path) to at least 4200, e.g. 9000, so RoCE uses 4096-byte packets");
+    } else {
+      report.ok(line + "; make sure every switch port on the path also carries "
+          + mtu.getAsInt() + "-byte frames (a smaller switch MTU drops RoCE packets)");
+    }
+  }
+
+  /** Largest IB MTU that fits the netdev MTU with RoCE headers. */
+  static int roceMtu(int netdevMtu) {
+    int[] sizes = {4096, 2048, 1024, 512, 256};
+    for (int s : sizes) {
+      if (s + ROCE_HEADERS <= netdevMtu) {
+        return s;
+      }
+    }
+    return 256;
+  }
+
+  private void memlock(HostFacts host) {
+    long need = BuddyAllocator.arenaSizeFor(conf.receivePoolSize()) + conf.regionSize();
+    OptionalLong limit = host.memlockLimit();
+    String problem = preflight.memlockProblem(need);
+    if (problem != null) {
+      report.fail(problem, null);
+    } else if (host.hasIpcLock()) {
+      report.ok("CAP_IPC_LOCK: memlock limit does not apply");
+    } else if (limit.isPresent() && limit.getAsLong() != Long.MAX_VALUE) {
+      report.warn("memlock " + limit.getAsLong() + " bytes covers the receive pool and one "
+          + "region, but every registered map output counts too", "set memlock to unlimited "
+          + "for executors (limits.conf, LimitMEMLOCK=infinity, --ulimit memlock=-1)");
+    } else {
+      report.ok("memlock " + (limit.isPresent() ? "unlimited" : "unknown"));
+    }
+  }
+
+  private boolean nativeLayer() {
+    String platform = BundledLibrary.platformProblem();
+    if (platform != null) {
+      report.fail(platform, "run on linux-x86_64 or install a libdisni for this platform on "
+          + "java.library.path");
+      return false;
+    }
+    VerbsRuntime rt = runtime.get();
+    if (rt.loaded()) {
+      report.ok("native layer: " + rt.description());
+      return true;
+    }
+    report.fail(rt.failure(), "library choice: -D" + LibraryChoice.PROPERTY + " / "
+        + LibraryChoice.ENV + " = auto|bundled|system|<path>");
+    return false;
+  }
+
+  private void odp(String ip) {
+    try {
+      Class<?> probe = Class.forName(
+          "org.apache.spark.shuffle.rdma.transport.verbs.impl.NativeProbe", true,
+          runtime.get().loader());
+      int caps = (Integer) probe.getMethod("odpSupport", String.class).invoke(null, ip);
+      if (caps < 0) {
+        report.info("on-demand paging (ODP): not supported by the device (not needed: map "
+            + "outputs are registered explicitly)");
+      } else {
+        report.info("on-demand paging (ODP) for RC: " + ((caps & 8) != 0 ? "READ " : "")
+            + ((caps & 4) != 0 ? "WRITE " : "") + ((caps & 1) != 0 ? "SEND " : "")
+            + ((caps & 2) != 0 ? "RECV " : "") + "(caps 0x" + Integer.toHexString(caps) + ")");
+      }
+    } catch (InvocationTargetException e) {
+      report.warn("could not open the device through rdma_cm on " + ip + ": "
+          + e.getCause().getMessage(), "check that " + ip + " belongs to the RDMA netdev");
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      report.warn("ODP query failed: " + e, null);
+    }
+  }
+
+  private void softRoce(HostFacts host, RdmaSysfs sysfs) {
+    List<String> devices = sysfs.devices();
+    boolean hasRxe = devices.stream().anyMatch(d -> d.startsWith("rxe"));
+    if (hasRxe) {
+      report.info("Soft-RoCE (rdma_rxe) device present: fine for labs and CI, not for "
+          + "performance");
+    } else if (host.rxeAvailable()) {
+      report.info("rdma_rxe is available for kernel " + host.kernelRelease() + ": Soft-RoCE "
+          + "lab setup: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev <eth>");
+    } else {
+      report.info("rdma_rxe is not available for kernel " + host.kernelRelease()
+          + " (Soft-RoCE needs it: install the distribution's extra kernel modules, e.g. "
+          + "linux-modules-extra-$(uname -r) on Ubuntu)");
+    }
+  }
+}

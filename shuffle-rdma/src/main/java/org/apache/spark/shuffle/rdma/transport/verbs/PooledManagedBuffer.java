@@ -1,0 +1,99 @@
+package org.apache.spark.shuffle.rdma.transport.verbs;
+
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
+import org.apache.spark.network.buffer.ManagedBuffer;
+
+/**
+ * The bytes of one completed RDMA READ, a slice of the registered receive pool. Reference
+ * counted: the transport holds one reference during the callback; a callee that keeps the
+ * data calls {@link #retain()} and later {@link #release()}. The last release hands the
+ * slice back to the pool (no deregistration, the pool stays registered).
+ */
+public final class PooledManagedBuffer extends ManagedBuffer {
+
+  /** What to do with the slice when the last reference goes. */
+  @FunctionalInterface
+  public interface Recycler {
+    void recycle(long offset);
+  }
+
+  private final ByteBuffer data;
+  private final long offset;
+  private final Recycler recycler;
+  private final AtomicInteger refs = new AtomicInteger(1);
+
+  /** @param data exactly the read's bytes (position 0, limit = length) */
+  public PooledManagedBuffer(ByteBuffer data, long offset, Recycler recycler) {
+    this.data = data;
+    this.offset = offset;
+    this.recycler = recycler;
+  }
+
+  @Override
+  public long size() {
+    return data.remaining();
+  }
+
+  @Override
+  public ByteBuffer nioByteBuffer() {
+    checkLive();
+    return data.duplicate();
+  }
+
+  @Override
+  public InputStream createInputStream() {
+    checkLive();
+    return new ByteBufInputStream(Unpooled.wrappedBuffer(data.duplicate()));
+  }
+
+  @Override
+  public ManagedBuffer retain() {
+    int r;
+    do {
+      r = refs.get();
+      if (r <= 0) {
+        throw new IllegalStateException("buffer already released to the receive pool");
+      }
+    } while (!refs.compareAndSet(r, r + 1));
+    return this;
+  }
+
+  @Override
+  public ManagedBuffer release() {
+    int r = refs.decrementAndGet();
+    if (r == 0) {
+      recycler.recycle(offset);
+    } else if (r < 0) {
+      refs.incrementAndGet();
+      throw new IllegalStateException("buffer released more often than retained");
+    }
+    return this;
+  }
+
+  /** References held now (for tests and leak checks). */
+  public int refCount() {
+    return refs.get();
+  }
+
+  @Override
+  public Object convertToNetty() {
+    checkLive();
+    return Unpooled.wrappedBuffer(data.duplicate());
+  }
+
+  @Override
+  public Object convertToNettyForSsl() {
+    return convertToNetty();
+  }
+
+  private void checkLive() {
+    if (refs.get() <= 0) {
+      throw new IllegalStateException("buffer already released to the receive pool");
+    }
+  }
+}

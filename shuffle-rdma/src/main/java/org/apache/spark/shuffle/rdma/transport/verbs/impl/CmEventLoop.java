@@ -1,0 +1,122 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Consumer;
+
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaEventChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one thread that owns the RDMA-CM event channel and every cm id on it: it creates ids,
+ * resolves, connects, accepts, disconnects and destroys them, and dispatches their events.
+ * Other threads hand it work with {@link #submit}. One owner is required because DiSNI's
+ * event channel keeps its id table in an unsynchronized map.
+ */
+final class CmEventLoop implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(CmEventLoop.class);
+  private static final int POLL_MS = 20;
+
+  private final RdmaEventChannel channel;
+  private final Consumer<RdmaCmId> onConnectRequest;
+  private final Map<RdmaCmId, CmHandler> handlers = new HashMap<>(); // CM thread only
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  CmEventLoop(RdmaEventChannel channel, Consumer<RdmaCmId> onConnectRequest, String name) {
+    this.channel = channel;
+    this.onConnectRequest = onConnectRequest;
+    this.thread = new Thread(this, name);
+    this.thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  void submit(Runnable task) {
+    tasks.add(task);
+  }
+
+  /** CM thread only. */
+  void register(RdmaCmId id, CmHandler handler) {
+    handlers.put(id, handler);
+  }
+
+  /** CM thread only. */
+  void unregister(RdmaCmId id) {
+    handlers.remove(id);
+  }
+
+  RdmaEventChannel channel() {
+    return channel;
+  }
+
+  @Override
+  public void run() {
+    while (running) {
+      runTasks();
+      RdmaCmEvent event;
+      try {
+        event = channel.getCmEvent(POLL_MS);
+      } catch (IOException e) {
+        if (running) {
+          LOG.error("RDMA-CM event channel failed; no new connections possible", e);
+        }
+        return;
+      }
+      if (event != null) {
+        dispatch(event);
+      }
+    }
+    runTasks();
+  }
+
+  private void runTasks() {
+    Runnable task;
+    while ((task = tasks.poll()) != null) {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        LOG.warn("RDMA-CM task failed", e);
+      }
+    }
+  }
+
+  private void dispatch(RdmaCmEvent event) {
+    RdmaCmEvent.EventType[] types = RdmaCmEvent.EventType.values();
+    int ordinal = event.getEvent();
+    if (ordinal < 0 || ordinal >= types.length) {
+      return;
+    }
+    RdmaCmEvent.EventType type = types[ordinal];
+    RdmaCmId id = event.getConnIdPriv();
+    if (type == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST) {
+      onConnectRequest.accept(id);
+      return;
+    }
+    CmHandler h = id == null ? null : handlers.get(id);
+    if (h == null) {
+      LOG.debug("RDMA-CM event {} for an id without handler", type);
+      return;
+    }
+    try {
+      h.onCmEvent(type);
+    } catch (IOException | RuntimeException e) {
+      h.onCmFailure(e instanceof IOException ? (IOException) e
+          : new IOException("RDMA-CM handling of " + type + " failed: " + e, e));
+    }
+  }
+
+  /** Stops the thread after the queued tasks ran; waits for it. */
+  void stop() throws InterruptedException {
+    running = false;
+    thread.join(10_000);
+  }
+}

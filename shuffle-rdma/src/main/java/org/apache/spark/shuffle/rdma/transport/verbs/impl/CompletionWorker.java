@@ -1,0 +1,106 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.IbvContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One of the few threads that serve completions for all connections: it owns a completion
+ * channel shared by the CQs of the channels assigned to it, sleeps on it, and on every
+ * wake-up (or tick) drains each of its CQs, re-arms them and checks read timeouts. A fixed
+ * number of these exists per transport, however many peers there are.
+ */
+final class CompletionWorker implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(CompletionWorker.class);
+  private static final int WAIT_MS = 50;
+  private static final long TICK_NANOS = 200_000_000L;
+
+  private final IbvCompChannel compChannel;
+  private final List<VerbsChannel> channels = new ArrayList<>(); // worker thread only
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final VerbsTransport transport;
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  CompletionWorker(IbvContext context, VerbsTransport transport, String name) throws IOException {
+    this.compChannel = context.createCompChannel();
+    this.transport = transport;
+    this.thread = new Thread(this, name);
+    this.thread.setDaemon(true);
+  }
+
+  IbvCompChannel compChannel() {
+    return compChannel;
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /** Starts serving {@code ch}'s CQ (it is armed and drained at once). */
+  void add(VerbsChannel ch) {
+    tasks.add(() -> {
+      channels.add(ch);
+      ch.drainCompletions();
+    });
+  }
+
+  @Override
+  public void run() {
+    long nextTick = System.nanoTime() + TICK_NANOS;
+    while (running) {
+      Runnable task;
+      while ((task = tasks.poll()) != null) {
+        task.run();
+      }
+      try {
+        compChannel.getCqEvent(null, WAIT_MS);
+      } catch (IOException e) {
+        if (running) {
+          LOG.error("completion channel failed", e);
+        }
+        return;
+      }
+      for (int i = 0; i < channels.size(); i++) {
+        channels.get(i).drainCompletions();
+      }
+      long now = System.nanoTime();
+      if (now - nextTick >= 0) {
+        nextTick = now + TICK_NANOS;
+        tick(now);
+      }
+    }
+  }
+
+  /** Read timeouts, and handing finished channels over for teardown. */
+  private void tick(long now) {
+    for (int i = channels.size() - 1; i >= 0; i--) {
+      VerbsChannel ch = channels.get(i);
+      ch.checkTimeouts(now);
+      if (ch.readyForTeardown(now)) {
+        channels.remove(i); // never polled again: its CQ may now be destroyed
+        transport.destroyOutbound(ch);
+      }
+    }
+  }
+
+  /** Stops the thread; the caller then destroys the CQs and this completion channel. */
+  void stop() throws InterruptedException {
+    running = false;
+    thread.join(10_000);
+  }
+
+  void destroy() {
+    try {
+      compChannel.destroyCompChannel();
+    } catch (IOException e) {
+      LOG.warn("destroying completion channel failed", e);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmId;
+
+/**
+ * The serving side of a peer's connection. It does no work per read (the NIC answers RDMA
+ * READs from registered memory without the CPU); it only exists so the QP lives until the
+ * peer disconnects, then it is torn down on the CM thread.
+ */
+final class InboundConnection implements CmHandler {
+  private final VerbsTransport transport;
+  final RdmaCmId id;
+  final IbvCQ cq;
+  private boolean destroyed;
+
+  InboundConnection(VerbsTransport transport, RdmaCmId id, IbvCQ cq) {
+    this.transport = transport;
+    this.id = id;
+    this.cq = cq;
+  }
+
+  @Override
+  public void onCmEvent(RdmaCmEvent.EventType type) {
+    if (type == RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED
+        || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_DEVICE_REMOVAL) {
+      destroy();
+    }
+  }
+
+  @Override
+  public void onCmFailure(IOException cause) {
+    destroy();
+  }
+
+  /** CM thread (or close() after the CM thread stopped). */
+  void destroy() {
+    if (destroyed) {
+      return;
+    }
+    destroyed = true;
+    transport.forgetInbound(this);
+    VerbsTransport.quietly(() -> id.disconnect());
+    VerbsTransport.quietly(() -> id.destroyQP());
+    VerbsTransport.quietly(() -> cq.destroyCQ());
+    VerbsTransport.quietly(() -> id.destroyId());
+  }
+}

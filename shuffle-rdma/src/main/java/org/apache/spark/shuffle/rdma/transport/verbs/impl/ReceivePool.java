@@ -1,0 +1,93 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
+
+import com.ibm.disni.util.MemoryUtils;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvPd;
+import com.ibm.disni.verbs.SVCRegMr;
+import org.apache.spark.shuffle.rdma.transport.verbs.BuddyAllocator;
+import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
+
+/**
+ * Where RDMA READs land: one direct buffer registered once (LOCAL_WRITE, the access a READ
+ * destination needs) and carved by a buddy allocator. Nothing is registered on the read
+ * path; a released buffer goes back to the allocator and wakes channels waiting for memory.
+ */
+final class ReceivePool {
+  private final ByteBuffer arena;
+  private final long address;
+  private final IbvMr mr;
+  private final BuddyAllocator allocator;
+  private final Set<VerbsChannel> hungry = ConcurrentHashMap.newKeySet();
+  private final PooledManagedBuffer.Recycler recycler = this::recycle;
+
+  ReceivePool(IbvPd pd, long configuredBytes) throws IOException {
+    long size = BuddyAllocator.arenaSizeFor(configuredBytes);
+    this.arena = ByteBuffer.allocateDirect((int) size);
+    this.address = MemoryUtils.getAddress(arena);
+    SVCRegMr reg = pd.regMr(address, (int) size, IbvMr.IBV_ACCESS_LOCAL_WRITE).execute();
+    this.mr = reg.getMr();
+    reg.free();
+    this.allocator = new BuddyAllocator(size);
+  }
+
+  int lkey() {
+    return mr.getLkey();
+  }
+
+  long address() {
+    return address;
+  }
+
+  long capacity() {
+    return allocator.capacity();
+  }
+
+  boolean fits(int length) {
+    return allocator.fits(length);
+  }
+
+  /** Offset of a block for {@code length} bytes, or -1 (then {@code waiter} is woken later). */
+  long allocate(int length, VerbsChannel waiter) {
+    long off = allocator.allocate(length);
+    if (off < 0) {
+      hungry.add(waiter);
+      // A release may have happened between the failed allocation and registering.
+      off = allocator.allocate(length);
+      if (off >= 0) {
+        hungry.remove(waiter);
+      }
+    }
+    return off;
+  }
+
+  /** The completed read's bytes as a buffer the callee may retain. */
+  PooledManagedBuffer buffer(long offset, int length) {
+    ByteBuffer view = arena.duplicate();
+    view.limit((int) offset + length).position((int) offset);
+    return new PooledManagedBuffer(view.slice(), offset, recycler);
+  }
+
+  /** Gives back a block whose read failed (no buffer was handed out). */
+  void free(long offset) {
+    recycle(offset);
+  }
+
+  private void recycle(long offset) {
+    allocator.free(offset);
+    if (!hungry.isEmpty()) {
+      for (VerbsChannel ch : hungry) {
+        hungry.remove(ch);
+        ch.pump();
+      }
+    }
+  }
+
+  void deregister() throws IOException {
+    mr.deregMr().execute().free();
+  }
+}

@@ -1,0 +1,488 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
+import com.ibm.disni.verbs.IbvWC;
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.SVCPollCq;
+import com.ibm.disni.verbs.SVCPostSend;
+import com.ibm.disni.verbs.SVCReqNotify;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
+import org.apache.spark.shuffle.rdma.transport.verbs.SlotTable;
+import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
+
+/**
+ * The reading side of one RC connection to one peer, shared by every task of the executor.
+ *
+ * <p>Reads queue here and are posted as chains of RDMA READ work requests (one
+ * ibv_post_send, one doorbell per chain) while a send-queue slot and receive-pool memory
+ * are free; the slot number is the work request id. Posting reuses pre-built
+ * SVCPostSend objects (one per chain length), so the hot path allocates nothing in DiSNI.
+ * Completions arrive on the owning {@link CompletionWorker}. An error completion fails the
+ * read with the status name and fails this channel (an RC QP in error is dead), which
+ * flushes the rest; other peers' channels have their own QP and CQ and are not affected.
+ */
+final class VerbsChannel implements TransportChannel, CmHandler {
+  /** Longest chain posted with one doorbell. */
+  static final int MAX_CHAIN = 16;
+  private static final int POLL_BATCH = 32;
+  /** After a failure, how long flushed completions may take before forced teardown. */
+  private static final long FLUSH_GRACE_NANOS = 5_000_000_000L;
+
+  private enum State { CONNECTING, ACTIVE, FAILED, DESTROYED }
+
+  private final VerbsTransport transport;
+  private final PeerAddress peer;
+  final RdmaCmId id;
+  final CompletionWorker worker;
+  private final CompletableFuture<VerbsChannel> established;
+  private final ReceivePool pool;
+  private final TransportStats stats;
+  private final long readTimeoutNanos;
+  private int depth;
+  private final AtomicBoolean destroying = new AtomicBoolean();
+
+  // Guarded by this.
+  private State state = State.CONNECTING;
+  private IOException failure;
+  private long failedAt;
+  private SlotTable slots;
+  private final ArrayDeque<ReadRequest> waiting = new ArrayDeque<>();
+  private final int[] chain = new int[MAX_CHAIN];
+  private SVCPostSend[] posts;
+
+  // Set on the CM thread before the channel is published, then read-only.
+  IbvCQ cq;
+  IbvQP qp;
+
+  // Worker thread only.
+  private IbvWC[] wcs;
+  private SVCPollCq poll;
+  private SVCReqNotify arm;
+
+  VerbsChannel(VerbsTransport transport, PeerAddress peer, RdmaCmId id, CompletionWorker worker,
+      CompletableFuture<VerbsChannel> established, int depth) {
+    this.transport = transport;
+    this.peer = peer;
+    this.id = id;
+    this.worker = worker;
+    this.established = established;
+    this.pool = transport.pool();
+    this.stats = transport.stats();
+    this.readTimeoutNanos = transport.settings().conf().readTimeoutMs() * 1_000_000L;
+    this.depth = depth;
+  }
+
+  @Override
+  public PeerAddress peer() {
+    return peer;
+  }
+
+  @Override
+  public synchronized boolean isActive() {
+    return state == State.ACTIVE;
+  }
+
+  // ---- connection set-up, on the CM thread ----
+
+  @Override
+  public void onCmEvent(RdmaCmEvent.EventType type) throws IOException {
+    switch (type) {
+      case RDMA_CM_EVENT_ADDR_RESOLVED:
+        id.resolveRoute(transport.resolveTimeoutMs());
+        break;
+      case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        transport.createQueuePair(this);
+        id.connect(VerbsTransport.connParam());
+        break;
+      case RDMA_CM_EVENT_ESTABLISHED:
+        activate();
+        break;
+      case RDMA_CM_EVENT_DISCONNECTED:
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        fail(new IOException("RDMA connection to " + peer + " lost (" + type + ")"));
+        break;
+      case RDMA_CM_EVENT_ADDR_ERROR:
+      case RDMA_CM_EVENT_ROUTE_ERROR:
+      case RDMA_CM_EVENT_CONNECT_ERROR:
+      case RDMA_CM_EVENT_UNREACHABLE:
+      case RDMA_CM_EVENT_REJECTED:
+        fail(new IOException("RDMA connect to " + peer + " failed: " + type
+            + explain(type)));
+        break;
+      default:
+        break;
+    }
+  }
+
+  private static String explain(RdmaCmEvent.EventType type) {
+    switch (type) {
+      case RDMA_CM_EVENT_ADDR_ERROR:
+        return " (no RDMA route to that IP from the bound device: is the peer's address on "
+            + "an RDMA netdev, and reachable from spark.shuffle.rdma.bindAddress?)";
+      case RDMA_CM_EVENT_REJECTED:
+        return " (nobody listens there, or the peer refused: is the peer on the verbs "
+            + "transport?)";
+      case RDMA_CM_EVENT_UNREACHABLE:
+        return " (the peer did not answer the connection request)";
+      default:
+        return "";
+    }
+  }
+
+  @Override
+  public void onCmFailure(IOException cause) {
+    fail(cause);
+  }
+
+  /** True for the one caller that may tear this channel down. */
+  boolean markDestroying() {
+    return destroying.compareAndSet(false, true);
+  }
+
+  /** Sizes the send queue; called before the QP is created. */
+  int depth() {
+    return depth;
+  }
+
+  void setDepth(int depth) {
+    this.depth = depth;
+  }
+
+  private void activate() throws IOException {
+    synchronized (this) {
+      if (state != State.CONNECTING) {
+        return;
+      }
+      slots = new SlotTable(depth);
+      posts = new SVCPostSend[MAX_CHAIN + 1];
+      state = State.ACTIVE;
+    }
+    wcs = new IbvWC[POLL_BATCH];
+    for (int i = 0; i < wcs.length; i++) {
+      wcs[i] = new IbvWC();
+    }
+    poll = cq.poll(wcs, wcs.length);
+    arm = cq.reqNotification(false);
+    worker.add(this);
+    established.complete(this);
+  }
+
+  // ---- reading ----
+
+  @Override
+  public void read(List<ReadRequest> batch) {
+    List<ReadRequest> rejected = null;
+    IOException why = null;
+    synchronized (this) {
+      for (ReadRequest r : batch) {
+        stats.readsPosted.incrementAndGet();
+        if (state == State.ACTIVE) {
+          waiting.add(r);
+        } else {
+          if (rejected == null) {
+            rejected = new ArrayList<>();
+          }
+          rejected.add(r);
+          why = failure != null ? failure : new IOException("RDMA channel to " + peer
+              + " is not connected");
+        }
+      }
+    }
+    if (rejected != null) {
+      for (ReadRequest r : rejected) {
+        failRead(r, why);
+      }
+    }
+    stats.batchesPosted.incrementAndGet();
+    pump();
+  }
+
+  /**
+   * Posts waiting reads while slots and pool memory allow. Called after read(), after
+   * completions freed slots, and by the pool when memory came back.
+   */
+  void pump() {
+    List<ReadRequest> tooLarge = null;
+    synchronized (this) {
+      int n = 0;
+      while (state == State.ACTIVE && !waiting.isEmpty() && slots.hasFree()) {
+        ReadRequest r = waiting.peek();
+        if (!pool.fits(r.length())) {
+          waiting.poll();
+          if (tooLarge == null) {
+            tooLarge = new ArrayList<>();
+          }
+          tooLarge.add(r);
+          continue;
+        }
+        long off = pool.allocate(r.length(), this);
+        if (off < 0) {
+          break; // the pool calls pump() again when memory is released
+        }
+        waiting.poll();
+        chain[n++] = slots.take(r, off, System.nanoTime());
+        if (n == MAX_CHAIN) {
+          post(n);
+          n = 0;
+        }
+      }
+      if (n > 0) {
+        post(n);
+      }
+    }
+    if (tooLarge != null) {
+      for (ReadRequest r : tooLarge) {
+        failRead(r, new IOException("read of " + r.length() + " bytes is larger than the "
+            + "verbs receive pool (" + pool.capacity() + " bytes); raise "
+            + "spark.shuffle.rdma.verbs.receivePoolSize"));
+      }
+    }
+  }
+
+  /** Fills the pre-built chain of {@code n} READ work requests and rings the doorbell once. */
+  private void post(int n) {
+    try {
+      SVCPostSend svc = posts[n];
+      if (svc == null) {
+        svc = buildChain(n);
+        posts[n] = svc;
+      }
+      for (int i = 0; i < n; i++) {
+        int slot = chain[i];
+        ReadRequest r = slots.request(slot);
+        SVCPostSend.SendWRMod wr = svc.getWrMod(i);
+        wr.setWr_id(slot);
+        wr.getRdmaMod().setRemote_addr(r.remoteAddress());
+        wr.getRdmaMod().setRkey(r.key());
+        SVCPostSend.SgeMod sge = wr.getSgeMod(0);
+        sge.setAddr(pool.address() + slots.offset(slot));
+        sge.setLength(r.length());
+      }
+      svc.execute();
+    } catch (IOException | RuntimeException e) {
+      // The reads stay in their slots: flushed completions (or forced teardown) fail them.
+      failLocked(new IOException("posting RDMA READs to " + peer + " failed: " + e.getMessage(),
+          e));
+    }
+  }
+
+  private SVCPostSend buildChain(int n) throws IOException {
+    List<IbvSendWR> wrs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      IbvSge sge = new IbvSge();
+      sge.setLkey(pool.lkey());
+      LinkedList<IbvSge> sges = new LinkedList<>();
+      sges.add(sge);
+      IbvSendWR wr = new IbvSendWR();
+      wr.setOpcode(IbvSendWR.IBV_WR_RDMA_READ);
+      wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+      wr.setSg_list(sges);
+      wr.setNum_sge(1);
+      wrs.add(wr);
+    }
+    return qp.postSend(wrs, null);
+  }
+
+  // ---- completions, on the worker thread ----
+
+  /** Drains the CQ, re-arms it, and drains again (closing the arm/poll race). */
+  void drainCompletions() {
+    if (poll == null) {
+      return;
+    }
+    try {
+      drainOnce();
+      arm.execute();
+      drainOnce();
+    } catch (IOException e) {
+      fail(new IOException("polling completions of " + peer + " failed: " + e.getMessage(), e));
+    }
+    pump();
+  }
+
+  private void drainOnce() throws IOException {
+    int n;
+    do {
+      n = poll.execute().getPolls();
+      for (int i = 0; i < n; i++) {
+        complete(wcs[i]);
+      }
+    } while (n == wcs.length);
+  }
+
+  private void complete(IbvWC wc) {
+    int slot = (int) wc.getWr_id();
+    int status = wc.getStatus();
+    ReadRequest r;
+    long off;
+    IOException cause;
+    synchronized (this) {
+      r = slots.request(slot);
+      if (r == null) {
+        return;
+      }
+      off = slots.offset(slot);
+      slots.release(slot);
+      cause = failure;
+    }
+    if (status == WcStatus.SUCCESS) {
+      PooledManagedBuffer data = pool.buffer(off, r.length());
+      stats.readsCompleted.incrementAndGet();
+      stats.bytesRead.addAndGet(r.length());
+      try {
+        r.callback().onSuccess(r, data);
+      } catch (RuntimeException e) {
+        failRead(r, e);
+      } finally {
+        data.release();
+      }
+      return;
+    }
+    pool.free(off);
+    IOException e = new IOException("RDMA READ " + r + " from " + peer + " failed: "
+        + WcStatus.describe(status)
+        + (status == WcStatus.WR_FLUSH_ERR && cause != null ? "; cause: " + cause.getMessage()
+            : ""), status == WcStatus.WR_FLUSH_ERR ? cause : null);
+    if (status != WcStatus.WR_FLUSH_ERR) {
+      fail(e);
+    }
+    failRead(r, e);
+  }
+
+  void checkTimeouts(long now) {
+    long oldest;
+    synchronized (this) {
+      if (state != State.ACTIVE) {
+        return;
+      }
+      oldest = slots.oldestPostNanos();
+    }
+    if (oldest != Long.MAX_VALUE && now - oldest > readTimeoutNanos) {
+      fail(new IOException("RDMA READ from " + peer + " did not complete within "
+          + transport.settings().conf().readTimeoutMs() + " ms (spark.shuffle.rdma.readTimeout)"));
+    }
+  }
+
+  /** True once failed and every posted read completed, or the flush grace ran out. */
+  synchronized boolean readyForTeardown(long now) {
+    return state == State.FAILED
+        && (slots == null || slots.inFlight() == 0 || now - failedAt > FLUSH_GRACE_NANOS);
+  }
+
+  // ---- failure and teardown ----
+
+  /** Fails the channel: no new reads, waiting ones fail now, posted ones flush. */
+  void fail(IOException cause) {
+    List<ReadRequest> dropped;
+    boolean wasConnecting;
+    synchronized (this) {
+      if (state == State.FAILED || state == State.DESTROYED) {
+        return;
+      }
+      wasConnecting = state == State.CONNECTING;
+      dropped = markFailedLocked(cause);
+    }
+    afterFailure(cause, dropped, wasConnecting);
+  }
+
+  private List<ReadRequest> markFailedLocked(IOException cause) {
+    state = State.FAILED;
+    failure = cause;
+    failedAt = System.nanoTime();
+    List<ReadRequest> dropped = new ArrayList<>(waiting);
+    waiting.clear();
+    return dropped;
+  }
+
+  private void afterFailure(IOException cause, List<ReadRequest> dropped, boolean wasConnecting) {
+    for (ReadRequest r : dropped) {
+      failRead(r, cause);
+    }
+    if (wasConnecting) {
+      established.completeExceptionally(cause);
+      transport.destroyOutbound(this);
+    } else {
+      transport.disconnect(this); // moves the QP to error: posted reads come back flushed
+    }
+  }
+
+  /** From post(), lock held: stop posting now, run the callbacks on another thread. */
+  private void failLocked(IOException cause) {
+    if (state == State.ACTIVE) {
+      List<ReadRequest> dropped = markFailedLocked(cause);
+      transport.runLater(() -> afterFailure(cause, dropped, false));
+    }
+  }
+
+  /**
+   * After the QP is destroyed (the device no longer writes into the pool), fails the reads
+   * that never completed and returns their memory.
+   */
+  void failRemaining() {
+    List<ReadRequest> left = new ArrayList<>();
+    List<Long> offsets = new ArrayList<>();
+    IOException cause;
+    synchronized (this) {
+      state = State.DESTROYED;
+      cause = failure != null ? failure : new IOException("RDMA channel to " + peer + " closed");
+      if (slots != null) {
+        for (int s = 0; s < slots.capacity(); s++) {
+          ReadRequest r = slots.request(s);
+          if (r != null) {
+            left.add(r);
+            offsets.add(slots.offset(s));
+            slots.release(s);
+          }
+        }
+      }
+      left.addAll(waiting);
+      waiting.clear();
+    }
+    for (long off : offsets) {
+      pool.free(off);
+    }
+    for (ReadRequest r : left) {
+      failRead(r, cause);
+    }
+    if (posts != null) {
+      for (SVCPostSend p : posts) {
+        if (p != null) {
+          p.free();
+        }
+      }
+    }
+    if (poll != null) {
+      poll.free();
+    }
+  }
+
+  private void failRead(ReadRequest r, Throwable cause) {
+    stats.readsFailed.incrementAndGet();
+    try {
+      r.callback().onFailure(r, cause);
+    } catch (RuntimeException ignored) {
+      // a callback's own failure must not stop the completion thread
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "verbs channel to " + peer;
+  }
+}

@@ -1,0 +1,482 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.ibm.disni.util.MemoryUtils;
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvContext;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvPd;
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvQPInitAttr;
+import com.ibm.disni.verbs.RdmaCm;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaConnParam;
+import com.ibm.disni.verbs.RdmaEventChannel;
+import com.ibm.disni.verbs.SVCRegMr;
+import com.ibm.disni.verbs.impl.NatObject;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * RDMA READ through DiSNI's verbs API. Created by VerbsTransportProvider through the
+ * isolated class loader (so DiSNI finds the bundled libdisni).
+ *
+ * <p>Resources: one RDMA-CM event channel and listening id bound to the RDMA netdev's IP;
+ * one protection domain for every registration; one receive pool; a fixed set of
+ * {@link CompletionWorker}s; per peer one RC queue pair with its own small CQ (so a CQ can
+ * never overflow and one peer's failure stays its own). The CM thread owns all cm ids.
+ */
+public final class VerbsTransport implements ShuffleTransport {
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
+  private static final int RESOLVE_TIMEOUT_MS = 2000;
+  private static final int MIN_DEPTH = 16;
+
+  private final TransportSettings settings;
+  private final TransportStats stats = new TransportStats();
+  private final RdmaEventChannel eventChannel;
+  private final RdmaCmId listenId;
+  private final IbvContext context;
+  private final long contextHandle;
+  private final IbvPd pd;
+  private final ReceivePool pool;
+  private final CompletionWorker[] workers;
+  private final CmEventLoop cm;
+  private final PeerAddress localAddress;
+  private final String bindIp;
+  private final AtomicInteger nextWorker = new AtomicInteger();
+
+  private final Object connectLock = new Object();
+  private final Map<PeerAddress, VerbsChannel> channels = new HashMap<>(); // connectLock
+  private final Map<PeerAddress, CompletableFuture<VerbsChannel>> connecting = new HashMap<>();
+  private final Set<VerbsChannel> allOutbound = ConcurrentHashMap.newKeySet();
+  private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
+  private final Set<VerbsRegion> regions = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  /**
+   * @param bindIp the IPv4 of the RDMA netdev (chosen by PortSelector)
+   * @param portId the RDMA port that address belongs to, for messages
+   */
+  public VerbsTransport(TransportSettings settings, String bindIp, String portId)
+      throws IOException {
+    this.settings = settings;
+    this.bindIp = bindIp;
+    List<Runnable> undo = new ArrayList<>();
+    try {
+      eventChannel = RdmaEventChannel.createEventChannel();
+      if (eventChannel == null) {
+        throw new IOException("rdma_create_event_channel failed");
+      }
+      undo.add(() -> quietly(eventChannel::destroyEventChannel));
+      listenId = eventChannel.createId(RdmaCm.RDMA_PS_TCP);
+      undo.add(0, () -> quietly(listenId::destroyId));
+      try {
+        listenId.bindAddr(new InetSocketAddress(InetAddress.getByName(bindIp),
+            settings.conf().port()));
+      } catch (IOException e) {
+        throw new IOException("cannot bind RDMA-CM to " + bindIp + ":" + settings.conf().port()
+            + " (" + e.getMessage() + "); the address must belong to the netdev of " + portId
+            + ", and the port must be free (spark.shuffle.rdma.bindAddress / port)", e);
+      }
+      listenId.listen(1024);
+      context = listenId.getVerbs();
+      contextHandle = ((NatObject) context).getObjId();
+      pd = context.allocPd();
+      undo.add(0, () -> quietly(pd::deallocPd));
+      pool = new ReceivePool(pd, settings.conf().verbsReceivePoolSize());
+      undo.add(0, () -> quietly(pool::deregister));
+      workers = new CompletionWorker[settings.conf().verbsCompletionThreads()];
+      for (int i = 0; i < workers.length; i++) {
+        CompletionWorker w = new CompletionWorker(context, this, "rdma-completions-" + i);
+        workers[i] = w;
+        undo.add(0, w::destroy);
+      }
+      int port = ((InetSocketAddress) listenId.getSource()).getPort();
+      this.localAddress = new PeerAddress(bindIp, port);
+      this.cm = new CmEventLoop(eventChannel, this::accept, "rdma-cm-" + port);
+    } catch (IOException | RuntimeException e) {
+      for (Runnable r : undo) {
+        r.run();
+      }
+      throw e;
+    }
+    for (CompletionWorker w : workers) {
+      w.start();
+    }
+    cm.start();
+    LOG.info("verbs transport on {} ({}), receive pool {} bytes, {} completion threads",
+        localAddress, portId, pool.capacity(), workers.length);
+  }
+
+  TransportSettings settings() {
+    return settings;
+  }
+
+  ReceivePool pool() {
+    return pool;
+  }
+
+  int resolveTimeoutMs() {
+    return RESOLVE_TIMEOUT_MS;
+  }
+
+  @Override
+  public String name() {
+    return "verbs";
+  }
+
+  @Override
+  public PeerAddress localAddress() {
+    return localAddress;
+  }
+
+  @Override
+  public TransportStats stats() {
+    return stats;
+  }
+
+  // ---- serving side: registration ----
+
+  @Override
+  public RegisteredRegion register(ByteBuffer memory) throws IOException {
+    if (closed) {
+      throw new IOException("verbs transport is closed");
+    }
+    if (!memory.isDirect()) {
+      throw new IllegalArgumentException("only direct or mapped buffers can be registered");
+    }
+    int length = memory.limit();
+    if (length <= 0 || length > (1 << 30)) {
+      throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + length);
+    }
+    long address = MemoryUtils.getAddress(memory);
+    SVCRegMr reg;
+    try {
+      reg = pd.regMr(address, length, IbvMr.IBV_ACCESS_REMOTE_READ).execute();
+    } catch (IOException e) {
+      throw new IOException("registering " + length + " bytes for RDMA READ failed: "
+          + e.getMessage() + " (usually the locked-memory limit: set memlock to unlimited for "
+          + "the executor, see 'java -jar shuffle-rdma.jar doctor')", e);
+    }
+    IbvMr mr = reg.getMr();
+    reg.free();
+    VerbsRegion region = new VerbsRegion(address, length, mr);
+    regions.add(region);
+    stats.regionsRegistered.incrementAndGet();
+    stats.bytesRegistered.addAndGet(length);
+    return region;
+  }
+
+  /**
+   * Deregisters at once: after ibv_dereg_mr returns the device no longer reads the memory
+   * and new READs with the rkey fail with IBV_WC_REM_ACCESS_ERR at the reader.
+   */
+  @Override
+  public CompletableFuture<Void> deregister(RegisteredRegion region) {
+    VerbsRegion r = (VerbsRegion) region;
+    if (!r.kill()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    regions.remove(r);
+    stats.regionsRegistered.decrementAndGet();
+    stats.bytesRegistered.addAndGet(-r.length());
+    try {
+      r.mr.deregMr().execute().free();
+      return CompletableFuture.completedFuture(null);
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  // ---- reading side: connections ----
+
+  @Override
+  public TransportChannel connect(PeerAddress peer) throws IOException {
+    CompletableFuture<VerbsChannel> attempt;
+    AtomicReference<VerbsChannel> started = new AtomicReference<>();
+    synchronized (connectLock) {
+      if (closed) {
+        throw new IOException("verbs transport is closed");
+      }
+      VerbsChannel ch = channels.get(peer);
+      if (ch != null && ch.isActive()) {
+        return ch;
+      }
+      attempt = connecting.get(peer);
+      if (attempt == null) {
+        attempt = new CompletableFuture<>();
+        connecting.put(peer, attempt);
+        CompletableFuture<VerbsChannel> f = attempt;
+        cm.submit(() -> startConnect(peer, f, started));
+      }
+    }
+    long timeoutMs = settings.conf().connectTimeoutMs();
+    try {
+      VerbsChannel ch = attempt.get(timeoutMs, TimeUnit.MILLISECONDS);
+      synchronized (connectLock) {
+        if (connecting.get(peer) == attempt) {
+          connecting.remove(peer);
+          channels.put(peer, ch);
+          stats.connectionsOpened.incrementAndGet();
+        }
+      }
+      return ch;
+    } catch (TimeoutException e) {
+      IOException te = new IOException("RDMA connect to " + peer + " timed out after "
+          + timeoutMs + " ms (spark.shuffle.rdma.connectTimeout)");
+      cm.submit(() -> {
+        VerbsChannel ch = started.get();
+        if (ch != null) {
+          ch.fail(te);
+        }
+      });
+      forget(peer, attempt);
+      throw te;
+    } catch (ExecutionException e) {
+      forget(peer, attempt);
+      Throwable c = e.getCause();
+      throw c instanceof IOException ? (IOException) c : new IOException(c);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while connecting to " + peer, e);
+    }
+  }
+
+  private void forget(PeerAddress peer, CompletableFuture<VerbsChannel> attempt) {
+    synchronized (connectLock) {
+      connecting.remove(peer, attempt);
+    }
+  }
+
+  /** CM thread: create the id, bind it to our RDMA address, start resolving. */
+  private void startConnect(PeerAddress peer, CompletableFuture<VerbsChannel> done,
+      AtomicReference<VerbsChannel> started) {
+    if (closed) {
+      done.completeExceptionally(new IOException("verbs transport is closed"));
+      return;
+    }
+    RdmaCmId id;
+    try {
+      id = eventChannel.createId(RdmaCm.RDMA_PS_TCP);
+    } catch (IOException e) {
+      done.completeExceptionally(e);
+      return;
+    }
+    VerbsChannel ch = new VerbsChannel(this, peer, id, workers[Math.floorMod(
+        nextWorker.getAndIncrement(), workers.length)], done,
+        settings.conf().maxReadsInFlightPerPeer());
+    started.set(ch);
+    allOutbound.add(ch);
+    cm.register(id, ch);
+    try {
+      // Binding the source address keeps the connection on the chosen RDMA device.
+      id.bindAddr(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
+      id.resolveAddr(null, new InetSocketAddress(InetAddress.getByName(peer.host()),
+          peer.port()), RESOLVE_TIMEOUT_MS);
+    } catch (IOException e) {
+      ch.fail(new IOException("RDMA connect to " + peer + " failed: " + e.getMessage(), e));
+    }
+  }
+
+  /** CM thread, on ROUTE_RESOLVED: this channel's CQ and RC QP, sized to its depth. */
+  void createQueuePair(VerbsChannel ch) throws IOException {
+    IbvContext ctx = ch.id.getVerbs();
+    if (((NatObject) ctx).getObjId() != contextHandle) {
+      throw new IOException("peer " + ch.peer() + " is reachable only through another RDMA "
+          + "device than the one bound to " + bindIp + "; check routes or "
+          + "spark.shuffle.rdma.device / bindAddress");
+    }
+    IOException last = null;
+    for (int depth = ch.depth(); depth >= MIN_DEPTH || depth == ch.depth(); depth /= 2) {
+      IbvCQ cq = ctx.createCQ(ch.worker.compChannel(), depth + 1, 0);
+      try {
+        ch.cq = cq;
+        ch.qp = ch.id.createQP(pd, qpAttr(cq, depth, 1));
+        ch.setDepth(depth);
+        return;
+      } catch (IOException e) {
+        last = e;
+        ch.cq = null;
+        quietly(cq::destroyCQ);
+      }
+      if (depth <= MIN_DEPTH) {
+        break;
+      }
+    }
+    throw new IOException("creating an RC queue pair to " + ch.peer() + " failed: "
+        + (last != null ? last.getMessage() : "?") + " (lower spark.shuffle.rdma."
+        + "maxReadsInFlightPerPeer)", last);
+  }
+
+  private static IbvQPInitAttr qpAttr(IbvCQ cq, int sendDepth, int recvDepth) {
+    IbvQPInitAttr attr = new IbvQPInitAttr();
+    attr.cap().setMax_send_wr(sendDepth);
+    attr.cap().setMax_recv_wr(recvDepth);
+    attr.cap().setMax_send_sge(1);
+    attr.cap().setMax_recv_sge(1);
+    attr.cap().setMax_inline_data(0);
+    attr.setQp_type(IbvQP.IBV_QPT_RC);
+    attr.setSend_cq(cq);
+    attr.setRecv_cq(cq);
+    return attr;
+  }
+
+  static RdmaConnParam connParam() throws IOException {
+    RdmaConnParam p = new RdmaConnParam();
+    p.setRetry_count((byte) 7);
+    p.setRnr_retry_count((byte) 7);
+    return p;
+  }
+
+  /** CM thread, on CONNECT_REQUEST: a peer wants to READ from us. */
+  private void accept(RdmaCmId id) {
+    if (id == null) {
+      return;
+    }
+    IbvCQ cq = null;
+    try {
+      if (closed) {
+        throw new IOException("closed");
+      }
+      IbvContext ctx = id.getVerbs();
+      if (((NatObject) ctx).getObjId() != contextHandle) {
+        throw new IOException("connection request arrived on another RDMA device");
+      }
+      // The responder side posts nothing: a minimal CQ and QP suffice.
+      cq = ctx.createCQ(workers[0].compChannel(), 2, 0);
+      id.createQP(pd, qpAttr(cq, 1, 1));
+      InboundConnection in = new InboundConnection(this, id, cq);
+      cm.register(id, in);
+      inbound.add(in);
+      id.accept(connParam());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("refusing RDMA connection request: {}", e.toString());
+      IbvCQ c = cq;
+      quietly(id::destroyQP);
+      if (c != null) {
+        quietly(c::destroyCQ);
+      }
+      quietly(id::destroyId);
+    }
+  }
+
+  void forgetInbound(InboundConnection in) {
+    inbound.remove(in);
+    cm.unregister(in.id);
+  }
+
+  /** Moves the channel's QP to error (its posted reads come back flushed). */
+  void disconnect(VerbsChannel ch) {
+    cm.submit(() -> quietly(ch.id::disconnect));
+  }
+
+  /** Frees a channel's QP, CQ and id on the CM thread, then fails what never completed. */
+  void destroyOutbound(VerbsChannel ch) {
+    if (!ch.markDestroying()) {
+      return;
+    }
+    cm.submit(() -> destroyNow(ch));
+  }
+
+  private void destroyNow(VerbsChannel ch) {
+    if (ch.qp != null) {
+      quietly(ch.id::destroyQP);
+    }
+    if (ch.cq != null) {
+      quietly(ch.cq::destroyCQ);
+    }
+    quietly(ch.id::destroyId);
+    cm.unregister(ch.id);
+    allOutbound.remove(ch);
+    synchronized (connectLock) {
+      channels.remove(ch.peer(), ch);
+    }
+    ch.failRemaining();
+  }
+
+  /** Runs a short task off the caller's locks (on the CM thread). */
+  void runLater(Runnable task) {
+    cm.submit(task);
+  }
+
+  /** Number of registered regions not yet deregistered (for leak checks). */
+  public int liveRegions() {
+    return regions.size();
+  }
+
+  @Override
+  public void close() {
+    synchronized (connectLock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    IOException cause = new IOException("verbs transport closed");
+    for (VerbsChannel ch : allOutbound) {
+      ch.fail(cause);
+    }
+    try {
+      cm.stop();
+      for (CompletionWorker w : workers) {
+        w.stop();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    // No thread uses DiSNI any more: tear down QPs before CQs, MRs before the PD.
+    for (VerbsChannel ch : allOutbound) {
+      ch.markDestroying();
+      quietly(ch.id::disconnect);
+      destroyNow(ch);
+    }
+    for (InboundConnection in : new ArrayList<>(inbound)) {
+      in.destroy();
+    }
+    for (VerbsRegion r : new ArrayList<>(regions)) {
+      deregister(r);
+    }
+    quietly(pool::deregister);
+    quietly(pd::deallocPd);
+    quietly(listenId::destroyId);
+    for (CompletionWorker w : workers) {
+      w.destroy();
+    }
+    quietly(eventChannel::destroyEventChannel);
+  }
+
+  /** A teardown step whose failure must not stop the rest. */
+  interface Step {
+    void run() throws Exception;
+  }
+
+  static void quietly(Step step) {
+    try {
+      step.run();
+    } catch (Exception e) {
+      LOG.debug("teardown step failed", e);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.sysfs;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * Facts about this host and process that decide whether verbs can work, read from /proc,
+ * /dev and /lib/modules (root configurable for tests): locked-memory limit, CAP_IPC_LOCK,
+ * the rdma_cm/uverbs device nodes and whether the Soft-RoCE module exists.
+ */
+public final class HostFacts {
+  /** Linux capability number of CAP_IPC_LOCK (lets a process pin memory beyond memlock). */
+  static final int CAP_IPC_LOCK = 14;
+
+  private final Path root;
+
+  public HostFacts(Path root) {
+    this.root = root;
+  }
+
+  public static HostFacts host() {
+    return new HostFacts(Paths.get("/"));
+  }
+
+  /** Soft RLIMIT_MEMLOCK in bytes; Long.MAX_VALUE for unlimited; empty when unknown. */
+  public OptionalLong memlockLimit() {
+    for (String line : lines("proc/self/limits")) {
+      if (line.startsWith("Max locked memory")) {
+        String[] f = line.substring("Max locked memory".length()).trim().split("\\s+");
+        if (f.length > 0) {
+          if (f[0].equals("unlimited")) {
+            return OptionalLong.of(Long.MAX_VALUE);
+          }
+          try {
+            return OptionalLong.of(Long.parseLong(f[0]));
+          } catch (NumberFormatException e) {
+            return OptionalLong.empty();
+          }
+        }
+      }
+    }
+    return OptionalLong.empty();
+  }
+
+  /** True when the effective capabilities include CAP_IPC_LOCK (then memlock does not apply). */
+  public boolean hasIpcLock() {
+    for (String line : lines("proc/self/status")) {
+      if (line.startsWith("CapEff:")) {
+        try {
+          long caps = Long.parseUnsignedLong(line.substring(7).trim(), 16);
+          return (caps & (1L << CAP_IPC_LOCK)) != 0;
+        } catch (NumberFormatException e) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** /dev/infiniband/rdma_cm exists (the rdma_ucm module is loaded). */
+  public boolean hasRdmaCmDevice() {
+    return Files.exists(root.resolve("dev/infiniband/rdma_cm"));
+  }
+
+  /** At least one /dev/infiniband/uverbsN (ib_uverbs loaded and a device present). */
+  public boolean hasUverbsDevice() {
+    try (var s = Files.list(root.resolve("dev/infiniband"))) {
+      return s.anyMatch(p -> p.getFileName().toString().startsWith("uverbs"));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  public String kernelRelease() {
+    List<String> l = lines("proc/sys/kernel/osrelease");
+    return l.isEmpty() ? "" : l.get(0).trim();
+  }
+
+  /** rdma_rxe is loaded, built in, or installed as a module for the running kernel. */
+  public boolean rxeAvailable() {
+    if (Files.isDirectory(root.resolve("sys/module/rdma_rxe"))) {
+      return true;
+    }
+    String release = kernelRelease();
+    if (release.isEmpty()) {
+      return false;
+    }
+    Path modules = root.resolve("lib/modules").resolve(release);
+    for (String line : lines(root.relativize(modules.resolve("modules.builtin")).toString())) {
+      if (line.endsWith("/rdma_rxe.ko")) {
+        return true;
+      }
+    }
+    Path dir = modules.resolve("kernel/drivers/infiniband/sw/rxe");
+    try (var s = Files.list(dir)) {
+      return s.anyMatch(p -> p.getFileName().toString().startsWith("rdma_rxe.ko"));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** rdma_rxe is currently loaded. */
+  public boolean rxeLoaded() {
+    return Files.isDirectory(root.resolve("sys/module/rdma_rxe"));
+  }
+
+  private List<String> lines(String relative) {
+    try {
+      return Files.readAllLines(root.resolve(relative), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
+}

@@ -1,0 +1,308 @@
+/*
+ * RDMA connection manager half of DiSNI's NativeDispatcher: event channels, cm ids,
+ * address/route resolution, connect/accept and queue pairs created through rdma_cm.
+ *
+ * Handles are the librdmacm pointers themselves (DiSNI's Java side keeps them as "objId"
+ * and tests them with ">= 0", which holds for user-space pointers on x86-64).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "jni_util.h"
+
+JNIEXPORT jlong JNICALL JNI_FN(createEventChannel)(JNIEnv *env, jobject self) {
+  (void)self;
+  errno = 0;
+  struct rdma_event_channel *channel = rdma_create_event_channel();
+  if (channel == NULL) {
+    throw_io_errno(env, "rdma_create_event_channel", last_errno());
+    return -1;
+  }
+  return HANDLE(channel);
+}
+
+JNIEXPORT jint JNICALL JNI_FN(destroyEventChannel)(JNIEnv *env, jobject self, jlong channel) {
+  (void)env;
+  (void)self;
+  if (channel == 0) {
+    return -EINVAL;
+  }
+  rdma_destroy_event_channel(PTR(struct rdma_event_channel, channel));
+  return 0;
+}
+
+JNIEXPORT jlong JNICALL JNI_FN(createId)(JNIEnv *env, jobject self, jlong channel, jshort ps) {
+  (void)self;
+  if (!require_handle(env, channel, "rdma_create_id: event channel")) {
+    return -1;
+  }
+  struct rdma_cm_id *id = NULL;
+  if (rdma_create_id(PTR(struct rdma_event_channel, channel), &id, NULL,
+                     (enum rdma_port_space)(unsigned short)ps) != 0) {
+    throw_io_errno(env, "rdma_create_id", last_errno());
+    return -1;
+  }
+  return HANDLE(id);
+}
+
+JNIEXPORT jint JNICALL JNI_FN(destroyCmId)(JNIEnv *env, jobject self, jlong id) {
+  (void)env;
+  (void)self;
+  if (id == 0) {
+    return -EINVAL;
+  }
+  return rdma_destroy_id(PTR(struct rdma_cm_id, id)) == 0 ? 0 : -last_errno();
+}
+
+JNIEXPORT jint JNICALL JNI_FN(destroyEp)(JNIEnv *env, jobject self, jlong id) {
+  (void)env;
+  (void)self;
+  if (id == 0) {
+    return -EINVAL;
+  }
+  rdma_destroy_ep(PTR(struct rdma_cm_id, id));
+  return 0;
+}
+
+/* DiSNI writes a struct sockaddr_in (16 bytes, AF_INET) at the given address. */
+static int check_inet(JNIEnv *env, jlong addr, const char *what) {
+  if (!require_handle(env, addr, what)) {
+    return 0;
+  }
+  if (PTR(struct sockaddr, addr)->sa_family != AF_INET) {
+    throw_io_errno(env, what, EAFNOSUPPORT);
+    return 0;
+  }
+  return 1;
+}
+
+JNIEXPORT void JNICALL JNI_FN(bindAddr)(JNIEnv *env, jobject self, jlong id, jlong addr) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_bind_addr: cm id") ||
+      !check_inet(env, addr, "rdma_bind_addr")) {
+    return;
+  }
+  if (rdma_bind_addr(PTR(struct rdma_cm_id, id), PTR(struct sockaddr, addr)) != 0) {
+    throw_io_errno(env, "rdma_bind_addr", last_errno());
+  }
+}
+
+JNIEXPORT void JNICALL JNI_FN(listen)(JNIEnv *env, jobject self, jlong id, jint backlog) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_listen: cm id")) {
+    return;
+  }
+  if (rdma_listen(PTR(struct rdma_cm_id, id), backlog) != 0) {
+    throw_io_errno(env, "rdma_listen", last_errno());
+  }
+}
+
+JNIEXPORT void JNICALL JNI_FN(resolveAddr)(JNIEnv *env, jobject self, jlong id, jlong src,
+                                           jlong dst, jint timeout) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_resolve_addr: cm id") ||
+      !check_inet(env, dst, "rdma_resolve_addr")) {
+    return;
+  }
+  if (src != 0 && !check_inet(env, src, "rdma_resolve_addr (source)")) {
+    return;
+  }
+  if (rdma_resolve_addr(PTR(struct rdma_cm_id, id), PTR(struct sockaddr, src),
+                        PTR(struct sockaddr, dst), timeout) != 0) {
+    throw_io_errno(env, "rdma_resolve_addr", last_errno());
+  }
+}
+
+JNIEXPORT void JNICALL JNI_FN(resolveRoute)(JNIEnv *env, jobject self, jlong id, jint timeout) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_resolve_route: cm id")) {
+    return;
+  }
+  if (rdma_resolve_route(PTR(struct rdma_cm_id, id), timeout) != 0) {
+    throw_io_errno(env, "rdma_resolve_route", last_errno());
+  }
+}
+
+/*
+ * Waits up to timeout ms (negative: forever) for one CM event. On success writes the
+ * listening id (for CONNECT_REQUEST; else whatever librdmacm reports, usually 0) and the
+ * event's id, acknowledges the event at once and returns its type; returns -1 when no event
+ * came. The immediate ack is deliberate: DiSNI's _ackCmEvent(int) gets only the event type,
+ * so it cannot name the event to ack, and acking early keeps rdma_destroy_id from blocking.
+ */
+JNIEXPORT jint JNICALL JNI_FN(getCmEvent)(JNIEnv *env, jobject self, jlong channel,
+                                          jlong listen_out, jlong id_out, jint timeout) {
+  (void)self;
+  (void)env;
+  if (channel == 0 || listen_out == 0 || id_out == 0) {
+    return -EINVAL;
+  }
+  struct rdma_event_channel *ch = PTR(struct rdma_event_channel, channel);
+  struct pollfd pfd = {.fd = ch->fd, .events = POLLIN, .revents = 0};
+  int ready = poll(&pfd, 1, timeout < 0 ? -1 : timeout);
+  if (ready <= 0) {
+    return -1;
+  }
+  struct rdma_cm_event *event = NULL;
+  if (rdma_get_cm_event(ch, &event) != 0) {
+    return -1;
+  }
+  *PTR(uint64_t, listen_out) = (uint64_t)(uintptr_t)event->listen_id;
+  *PTR(uint64_t, id_out) = (uint64_t)(uintptr_t)event->id;
+  jint type = (jint)event->event;
+  rdma_ack_cm_event(event);
+  return type;
+}
+
+JNIEXPORT jint JNICALL JNI_FN(ackCmEvent)(JNIEnv *env, jobject self, jint event) {
+  (void)env;
+  (void)self;
+  (void)event;
+  return 0; /* already acknowledged in _getCmEvent */
+}
+
+/*
+ * The Java API does not pass RDMA READ depths, yet READ needs them: let librdmacm use the
+ * device maxima (RDMA_MAX_*), negotiated down to what the peer offers.
+ */
+static void fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry) {
+  memset(param, 0, sizeof(*param));
+  param->responder_resources = RDMA_MAX_RESP_RES;
+  param->initiator_depth = RDMA_MAX_INIT_DEPTH;
+  param->retry_count = (uint8_t)(retry < 0 ? 7 : (retry > 7 ? 7 : retry));
+  param->rnr_retry_count = (uint8_t)(rnr_retry < 0 ? 7 : (rnr_retry > 7 ? 7 : rnr_retry));
+}
+
+JNIEXPORT void JNICALL JNI_FN(connect)(JNIEnv *env, jobject self, jlong id, jint retry,
+                                       jint rnr_retry, jlong private_data, jbyte private_len) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_connect: cm id")) {
+    return;
+  }
+  struct rdma_conn_param param;
+  fill_conn_param(&param, retry, rnr_retry);
+  if (private_data != 0 && private_len != 0) {
+    param.private_data = PTR(void, private_data);
+    param.private_data_len = (uint8_t)private_len;
+  }
+  if (rdma_connect(PTR(struct rdma_cm_id, id), &param) != 0) {
+    throw_io_errno(env, "rdma_connect", last_errno());
+  }
+}
+
+JNIEXPORT void JNICALL JNI_FN(accept)(JNIEnv *env, jobject self, jlong id, jint retry,
+                                      jint rnr_retry) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_accept: cm id")) {
+    return;
+  }
+  struct rdma_conn_param param;
+  fill_conn_param(&param, retry, rnr_retry);
+  if (rdma_accept(PTR(struct rdma_cm_id, id), &param) != 0) {
+    throw_io_errno(env, "rdma_accept", last_errno());
+  }
+}
+
+JNIEXPORT jint JNICALL JNI_FN(disconnect)(JNIEnv *env, jobject self, jlong id) {
+  (void)env;
+  (void)self;
+  if (id == 0) {
+    return -EINVAL;
+  }
+  return rdma_disconnect(PTR(struct rdma_cm_id, id)) == 0 ? 0 : -last_errno();
+}
+
+static struct ibv_qp *create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+                                struct ibv_qp_init_attr *attr, uint32_t sge) {
+  attr->cap.max_send_sge = sge;
+  attr->cap.max_recv_sge = sge;
+  return rdma_create_qp(id, pd, attr) == 0 ? id->qp : NULL;
+}
+
+JNIEXPORT jlong JNICALL JNI_FN(createQP)(JNIEnv *env, jobject self, jlong id, jlong pd,
+                                         jlong send_cq, jlong recv_cq, jint qp_type,
+                                         jint max_send_wr, jint max_recv_wr, jint max_inline) {
+  (void)self;
+  if (!require_handle(env, id, "rdma_create_qp: cm id") ||
+      !require_handle(env, pd, "rdma_create_qp: protection domain") ||
+      !require_handle(env, send_cq, "rdma_create_qp: send CQ") ||
+      !require_handle(env, recv_cq, "rdma_create_qp: receive CQ")) {
+    return -1;
+  }
+  struct ibv_qp_init_attr attr;
+  memset(&attr, 0, sizeof(attr));
+  attr.send_cq = PTR(struct ibv_cq, send_cq);
+  attr.recv_cq = PTR(struct ibv_cq, recv_cq);
+  attr.qp_type = (enum ibv_qp_type)qp_type;
+  attr.cap.max_send_wr = (uint32_t)max_send_wr;
+  attr.cap.max_recv_wr = (uint32_t)max_recv_wr;
+  attr.cap.max_inline_data = (uint32_t)max_inline;
+  attr.sq_sig_all = 0;
+  /* The Java API has no SGE count: ask for a few, fall back to one on small devices. */
+  struct ibv_qp *qp = create_qp(PTR(struct rdma_cm_id, id), PTR(struct ibv_pd, pd), &attr, 4);
+  if (qp == NULL) {
+    qp = create_qp(PTR(struct rdma_cm_id, id), PTR(struct ibv_pd, pd), &attr, 1);
+  }
+  if (qp == NULL) {
+    throw_io_errno(env, "rdma_create_qp", last_errno());
+    return -1;
+  }
+  return HANDLE(qp);
+}
+
+JNIEXPORT jint JNICALL JNI_FN(destroyQP)(JNIEnv *env, jobject self, jlong id) {
+  (void)env;
+  (void)self;
+  if (id == 0) {
+    return -EINVAL;
+  }
+  rdma_destroy_qp(PTR(struct rdma_cm_id, id));
+  return 0;
+}
+
+/* Copies an IPv4 endpoint of the id into DiSNI's sockaddr_in buffer. */
+static jint copy_addr(struct sockaddr *from, jlong to) {
+  if (to == 0 || from == NULL) {
+    return -EINVAL;
+  }
+  if (from->sa_family != AF_INET) {
+    return -EAFNOSUPPORT;
+  }
+  memcpy(PTR(void, to), from, sizeof(struct sockaddr_in));
+  return 0;
+}
+
+JNIEXPORT jint JNICALL JNI_FN(getSrcAddr)(JNIEnv *env, jobject self, jlong id, jlong addr) {
+  (void)env;
+  (void)self;
+  if (id == 0) {
+    return -EINVAL;
+  }
+  return copy_addr(rdma_get_local_addr(PTR(struct rdma_cm_id, id)), addr);
+}
+
+JNIEXPORT jint JNICALL JNI_FN(getDstAddr)(JNIEnv *env, jobject self, jlong id, jlong addr) {
+  (void)env;
+  (void)self;
+  if (id == 0) {
+    return -EINVAL;
+  }
+  return copy_addr(rdma_get_peer_addr(PTR(struct rdma_cm_id, id)), addr);
+}
+
+JNIEXPORT jlong JNICALL JNI_FN(getContext)(JNIEnv *env, jobject self, jlong id) {
+  (void)self;
+  if (!require_handle(env, id, "getContext: cm id")) {
+    return -1;
+  }
+  struct ibv_context *verbs = PTR(struct rdma_cm_id, id)->verbs;
+  if (verbs == NULL) {
+    throw_io(env, "cm id is not bound to an RDMA device yet (bind or resolve an address "
+                  "first)");
+    return -1;
+  }
+  return HANDLE(verbs);
+}

@@ -1,0 +1,42 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.sysfs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HostFactsTest {
+  @TempDir
+  Path tmp;
+
+  @Test
+  void memlockCapabilityAndSoftRoce() throws IOException {
+    FakeSys.write(tmp.resolve("proc/self/limits"),
+        "Limit                     Soft Limit           Hard Limit           Units\n"
+        + "Max locked memory         65536                65536                bytes");
+    FakeSys.write(tmp.resolve("proc/self/status"), "Name:\tjava\nCapEff:\t0000000000000000");
+    FakeSys.write(tmp.resolve("proc/sys/kernel/osrelease"), "6.1.0-test");
+    FakeSys.write(tmp.resolve("lib/modules/6.1.0-test/kernel/drivers/infiniband/sw/rxe/"
+        + "rdma_rxe.ko.xz"), "");
+    HostFacts host = new HostFacts(tmp);
+    assertEquals(65536, host.memlockLimit().getAsLong());
+    assertFalse(host.hasIpcLock());
+    assertTrue(host.rxeAvailable());
+    assertFalse(host.hasRdmaCmDevice());
+
+    VerbsPreflight pf = new VerbsPreflight(new RdmaSysfs(tmp), host, n -> java.util.Optional.empty());
+    String problem = pf.memlockProblem(1L << 30);
+    assertTrue(problem.contains("memlock") && problem.contains("unlimited"), problem);
+    assertTrue(pf.rdmaCmProblem().contains("modprobe rdma_ucm"));
+
+    FakeSys.write(tmp.resolve("proc/self/status"), "CapEff:\t0000000000004000");
+    assertTrue(host.hasIpcLock(), "bit 14 is CAP_IPC_LOCK");
+    assertEquals(null, pf.memlockProblem(1L << 30));
+  }
+}
