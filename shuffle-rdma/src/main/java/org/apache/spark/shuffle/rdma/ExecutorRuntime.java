@@ -104,6 +104,8 @@ final class ExecutorRuntime implements AutoCloseable {
 
   Map<String, Long> stats() {
     Map<String, Long> m = new LinkedHashMap<>();
+    // 1 when this executor's reads are real RDMA READs, so a driver can prove which ran.
+    m.put("transport.verbs", "verbs".equals(transport.name()) ? 1L : 0L);
     transport.stats().snapshot().forEach((k, v) -> m.put("transport." + k, v));
     client.stats().addTo(m);
     m.put("registry.outputs", (long) registry.outputCount());

@@ -99,7 +99,8 @@ object ShuffleDemo {
     println(row("records read", sortM.records, rdmaM.records))
     println(row("fetch wait (ms)", sortM.fetchWaitMs, rdmaM.fetchWaitMs))
     val total = plugin.values.flatten.groupBy(_._1).map { case (k, vs) => k -> vs.map(_._2).sum }
-    Seq("reader.remoteBlocks", "reader.indexReads", "reader.dataReads", "transport.readsServed",
+    Seq("reader.remoteBlocks", "reader.indexReads", "reader.dataReads", "transport.readsPosted",
+      "transport.readsCompleted", "transport.bytesRead", "transport.readsServed",
       "transport.bytesServed", "transport.readsRefused", "metadata.tableFetches")
       .foreach(k => println(f"  plugin $k%-30s ${total.getOrElse(k, 0L)}%14d"))
 
@@ -109,6 +110,13 @@ object ShuffleDemo {
     val throughPlugin = rdmaM.remoteBlocks > 0 && total.getOrElse("reader.remoteBlocks", -1L) ==
       rdmaM.remoteBlocks
     println(s"== every remote block went through the plugin's transport: $throughPlugin")
-    if (!same || !throughPlugin) sys.exit(1)
+    // EXPECT_TRANSPORT=verbs (the Soft-RoCE job) fails the run unless every executor used it.
+    val expected = sys.env.get("EXPECT_TRANSPORT").filter(_.nonEmpty)
+    val transportOk = expected.forall { want =>
+      val verbsFlags = plugin.values.map(_.getOrElse("transport.verbs", 0L))
+      plugin.nonEmpty && verbsFlags.forall(_ == (if (want == "verbs") 1L else 0L))
+    }
+    expected.foreach(w => println(s"== every executor used the $w transport: $transportOk"))
+    if (!same || !throughPlugin || !transportOk) sys.exit(1)
   }
 }

@@ -86,8 +86,13 @@ public final class MapOutputRegistry {
   private RegisteredRegion mapAndRegister(File file, long offset, long length,
       List<MappedByteBuffer> mappings, List<RegisteredRegion> regions) throws IOException {
     MappedByteBuffer mapping;
-    try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
-      mapping = ch.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    FileChannel.MapMode mode = transport.registrationMapMode();
+    // A PRIVATE mapping needs a channel open for writing (a JDK rule); the mapping is
+    // copy-on-write, so the file itself is never written.
+    try (FileChannel ch = mode == FileChannel.MapMode.READ_ONLY
+        ? FileChannel.open(file.toPath(), StandardOpenOption.READ)
+        : FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      mapping = ch.map(mode, offset, length);
     }
     try {
       RegisteredRegion region = transport.register(mapping);

@@ -177,6 +177,11 @@ final class Doctor {
     } else {
       report.ok("memlock " + (limit.isPresent() ? "unlimited" : "unknown"));
     }
+    if (host.pinsReadOnlyAsWrite()) {
+      report.info("kernel " + host.kernelRelease() + " (before 6.2) pins registered map outputs "
+          + "as private copies: budget them in spark.executor.memoryOverhead (docs/rdma-setup.md "
+          + "section 6)");
+    }
   }
 
   private boolean nativeLayer() {

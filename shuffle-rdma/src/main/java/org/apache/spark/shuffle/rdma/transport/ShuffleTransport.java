@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma.transport;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -37,6 +38,17 @@ public interface ShuffleTransport extends Closeable {
    *     the message names the limit and the fix.
    */
   RegisteredRegion register(ByteBuffer memory) throws IOException;
+
+  /**
+   * How a file must be mapped for {@link #register}. READ_ONLY (a shared read-only mapping)
+   * by default; a transport whose kernel pinning needs a writable-capable mapping (verbs:
+   * Linux before 6.2 pins user memory with FOLL_WRITE|FOLL_FORCE even for READ-only
+   * registrations, which a read-only shared file mapping refuses with EFAULT) asks for
+   * PRIVATE. Either way nothing writes to the mapping and the file is never modified.
+   */
+  default FileChannel.MapMode registrationMapMode() {
+    return FileChannel.MapMode.READ_ONLY;
+  }
 
   /**
    * Revokes the region's key: from return on, a new read with that key is refused (tcp) or

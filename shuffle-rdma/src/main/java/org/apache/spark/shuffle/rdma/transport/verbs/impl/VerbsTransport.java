@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -145,6 +146,19 @@ public final class VerbsTransport implements ShuffleTransport {
   @Override
   public String name() {
     return "verbs";
+  }
+
+  /**
+   * PRIVATE: ib_umem_get on Linux before 6.2 (Debian 12, RHEL 8/9) pins with
+   * FOLL_WRITE|FOLL_FORCE whatever the access flags, and a shared read-only file mapping
+   * refuses that with EFAULT ("Bad address", seen on Soft-RoCE). A private mapping takes it:
+   * the kernel then pins private copies of the pages (memory of the executor, not page
+   * cache). From 6.2 on the kernel pins read-only registrations without FOLL_WRITE and the
+   * private mapping pins the page cache pages themselves, with no copy.
+   */
+  @Override
+  public FileChannel.MapMode registrationMapMode() {
+    return FileChannel.MapMode.PRIVATE;
   }
 
   @Override

@@ -81,6 +81,22 @@ public final class HostFacts {
     return l.isEmpty() ? "" : l.get(0).trim();
   }
 
+  /**
+   * True when the kernel pins READ-only registrations with FOLL_WRITE (before 6.2), so the
+   * verbs transport's private mappings make it pin copies that count as process memory.
+   * Unknown releases count as old (the cautious answer for memory budgeting).
+   */
+  public boolean pinsReadOnlyAsWrite() {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d+)\\.(\\d+)")
+        .matcher(kernelRelease());
+    if (!m.find()) {
+      return true;
+    }
+    int major = Integer.parseInt(m.group(1));
+    int minor = Integer.parseInt(m.group(2));
+    return major < 6 || (major == 6 && minor < 2);
+  }
+
   /** rdma_rxe is loaded, built in, or installed as a module for the running kernel. */
   public boolean rxeAvailable() {
     if (Files.isDirectory(root.resolve("sys/module/rdma_rxe"))) {

@@ -39,4 +39,17 @@ class HostFactsTest {
     assertTrue(host.hasIpcLock(), "bit 14 is CAP_IPC_LOCK");
     assertEquals(null, pf.memlockProblem(1L << 30));
   }
+
+  @Test
+  void kernelsBefore62PinReadOnlyRegistrationsAsWrites() throws IOException {
+    HostFacts host = new HostFacts(tmp);
+    Path release = tmp.resolve("proc/sys/kernel/osrelease");
+    String[][] cases = {{"6.1.0-50-amd64", "true"}, {"5.14.0-427.el9.x86_64", "true"},
+        {"4.18.0", "true"}, {"6.2.0", "false"}, {"6.8.0-45-generic", "false"},
+        {"10.0.1", "false"}, {"garbage", "true"}};
+    for (String[] c : cases) {
+      FakeSys.write(release, c[0]);
+      assertEquals(Boolean.parseBoolean(c[1]), host.pinsReadOnlyAsWrite(), c[0]);
+    }
+  }
 }
