@@ -56,6 +56,10 @@ object ShuffleDemo {
   private def run(base: SparkConf, manager: String, records: Int, partitions: Int) = {
     val conf = base.clone.setAppName(s"shuffle-demo-$manager").set("spark.shuffle.manager",
       if (manager == "sort") "sort" else RdmaManager)
+    // DEMO_REFERENCE_MASTER (e.g. local[2]) runs the sort-shuffle reference in the driver
+    // alone: the Soft-RoCE guest uses it because executor JVMs start slowly under emulation.
+    if (manager == "sort") sys.env.get("DEMO_REFERENCE_MASTER").filter(_.nonEmpty)
+      .foreach(m => conf.setMaster(m))
     val sc = new SparkContext(conf)
     try {
       val metrics = new Metrics
@@ -79,7 +83,9 @@ object ShuffleDemo {
     val partitions = if (args.length > 1) args(1).toInt else 16
     val base = new SparkConf()
     println(s"== shuffle demo: $records records, $partitions reduce partitions, " +
-      s"master ${base.get("spark.master", "?")}")
+      s"master ${base.get("spark.master", "?")}" +
+      sys.env.get("DEMO_REFERENCE_MASTER").filter(_.nonEmpty)
+        .map(m => s" (sort reference on $m)").getOrElse(""))
 
     val (sortResult, sortM, sortMs, _) = run(base, "sort", records, partitions)
     val (rdmaResult, rdmaM, rdmaMs, plugin) = run(base, "rdma", records, partitions)
