@@ -100,6 +100,42 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterEach {
     }
   }
 
+  test("map output files truncated or deleted under their registrations: never wrong data") {
+    start(2)
+    val summed = sc.parallelize(1 to 30000, 4).map(i => (i % 40, i.toLong)).reduceByKey(_ + _, 6)
+    summed.count()
+    // On every executor: truncate half of the shuffle data files to a third of their length
+    // (registered pages past the new end no longer exist) and delete the others (the mapping
+    // keeps the inode; the index files stay, so Spark's own resolver would still find them).
+    val touched = sc.parallelize(1 to 20, 20).map { _ =>
+      val dbm = SparkEnv.get.blockManager.diskBlockManager
+      dbm.getAllFiles().filter(f => f.getName.startsWith("shuffle_") &&
+        f.getName.endsWith(".data") && f.length() > 64).sortBy(_.getName).zipWithIndex.map {
+          case (f, i) =>
+            if (i % 2 == 0) {
+              val raf = new RandomAccessFile(f, "rw")
+              try raf.setLength(f.length() / 3) finally raf.close()
+            } else {
+              f.delete()
+            }
+            1
+        }.sum
+    }.collect().sum
+    assert(touched > 0)
+    val outcome = scala.util.Try(summed.mapValues(identity).collect().toMap)
+    outcome match {
+      case scala.util.Success(r) => assert(r == expectedSums(30000, 40))
+      case scala.util.Failure(e) =>
+        val m = String.valueOf(e.getMessage)
+        assert(m.contains("FetchFailed") || m.toLowerCase.contains("corrupt") ||
+          m.contains("No such file") || m.contains("NoSuchFile"), e)
+    }
+    // Whatever happened to those reads, the cluster still runs shuffles afterwards.
+    val again = sc.parallelize(1 to 5000, 4).map(i => (i % 10, i.toLong)).reduceByKey(_ + _, 4)
+      .collect().toMap
+    assert(again == expectedSums(5000, 10))
+  }
+
   test("a peer that stops answering times out into a fetch failure, no hang") {
     start(3)
     val summed = sc.parallelize(1 to 20000, 6).map(i => (i % 30, i.toLong)).reduceByKey(_ + _, 6)

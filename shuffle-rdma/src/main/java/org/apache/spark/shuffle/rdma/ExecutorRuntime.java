@@ -78,6 +78,11 @@ final class ExecutorRuntime implements AutoCloseable {
     return client;
   }
 
+  /** See MapOutputRegistry#integrityProblem: null when this executor's output is whole. */
+  String localIntegrityProblem(int shuffleId, long mapId) {
+    return registry.integrityProblem(shuffleId, mapId);
+  }
+
   /** Registers a committed map output and publishes it; called before its MapStatus leaves. */
   void committed(int shuffleId, long mapId) throws IOException {
     File data = resolver.getDataFile(shuffleId, mapId);

@@ -111,7 +111,8 @@ public class RdmaShuffleManager extends SortShuffleManager {
         SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(handle.shuffleId(),
             startMapIndex, endMapIndex, startPartition, endPartition);
     boolean batch = SortShuffleManager.canUseBatchFetch(startPartition, endPartition, context);
-    return new RdmaShuffleReader<>(base, (Iterator) blocks, context, metrics, r.client(), batch);
+    return new RdmaShuffleReader<>(base, (Iterator) blocks, context, metrics, r.client(), batch,
+        r::localIntegrityProblem);
   }
 
   @Override

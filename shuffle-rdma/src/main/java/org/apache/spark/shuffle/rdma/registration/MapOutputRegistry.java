@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.storage.StorageUtils;
@@ -66,7 +67,8 @@ public final class MapOutputRegistry {
       MapOutputDescriptor d = new MapOutputDescriptor(shuffleId, mapId, executorId,
           (int) (indexLength / 8 - 1), index.address(), index.key(), dataLength, regionSize,
           addresses, keys);
-      RegisteredMapOutput out = new RegisteredMapOutput(d, mappings, regions);
+      RegisteredMapOutput out = new RegisteredMapOutput(d, mappings, regions,
+          backingCheck(dataFile, dataLength));
       RegisteredMapOutput previous = outputs
           .computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>())
           .put(mapId, out);
@@ -78,7 +80,7 @@ public final class MapOutputRegistry {
       }
       return d;
     } catch (IOException | RuntimeException e) {
-      new RegisteredMapOutput(null, mappings, regions).release(transport);
+      new RegisteredMapOutput(null, mappings, regions, BackingCheck.NONE).release(transport);
       throw e;
     }
   }
@@ -95,7 +97,7 @@ public final class MapOutputRegistry {
       mapping = ch.map(mode, offset, length);
     }
     try {
-      RegisteredRegion region = transport.register(mapping);
+      RegisteredRegion region = transport.register(mapping, backingCheck(file, offset + length));
       mappings.add(mapping);
       regions.add(region);
       return region;
@@ -103,6 +105,28 @@ public final class MapOutputRegistry {
       StorageUtils.dispose(mapping);
       throw e;
     }
+  }
+
+  /** The file must still hold [0, end): a truncated or deleted map output is not served. */
+  static BackingCheck backingCheck(File file, long end) {
+    return () -> {
+      long now = file.length(); // 0 when the file is gone
+      return now >= end ? null : "map output file " + file.getName() + " is " + now
+          + " bytes, shorter than the " + end + " registered (truncated or deleted under its "
+          + "registration)";
+    };
+  }
+
+  /**
+   * Null when this executor's registered output (shuffleId, mapId) is still backed by whole
+   * files (or is not registered here); else what changed. Spark reads same-executor blocks
+   * from the files itself, and a truncated file would read as fewer records without error;
+   * the reader asks this first and turns a problem into a fetch failure.
+   */
+  public String integrityProblem(int shuffleId, long mapId) {
+    Map<Long, RegisteredMapOutput> shuffle = outputs.get(shuffleId);
+    RegisteredMapOutput out = shuffle == null ? null : shuffle.get(mapId);
+    return out == null ? null : out.integrityProblem();
   }
 
   /** Revokes and unmaps every output of the shuffle; completes when all are unmapped. */

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.storage.StorageUtils;
@@ -19,12 +20,18 @@ final class RegisteredMapOutput {
   private final MapOutputDescriptor descriptor;
   private final List<MappedByteBuffer> mappings;
   private final List<RegisteredRegion> regions;
+  private final BackingCheck dataBacking;
 
   RegisteredMapOutput(MapOutputDescriptor descriptor, List<MappedByteBuffer> mappings,
-      List<RegisteredRegion> regions) {
+      List<RegisteredRegion> regions, BackingCheck dataBacking) {
     this.descriptor = descriptor;
     this.mappings = mappings;
     this.regions = regions;
+    this.dataBacking = dataBacking;
+  }
+
+  String integrityProblem() {
+    return dataBacking.problem();
   }
 
   MapOutputDescriptor descriptor() {

@@ -40,6 +40,15 @@ public interface ShuffleTransport extends Closeable {
   RegisteredRegion register(ByteBuffer memory) throws IOException;
 
   /**
+   * Like {@link #register(ByteBuffer)} for a mapping of a file: a transport that does work
+   * per read (tcp) asks {@code backing} before serving and refuses reads of a file changed
+   * under its registration; one that does none (verbs) may ignore it.
+   */
+  default RegisteredRegion register(ByteBuffer memory, BackingCheck backing) throws IOException {
+    return register(memory);
+  }
+
+  /**
    * How a file must be mapped for {@link #register}. READ_ONLY (a shared read-only mapping)
    * by default; a transport whose kernel pinning needs a writable-capable mapping (verbs:
    * Linux before 6.2 pins user memory with FOLL_WRITE|FOLL_FORCE even for READ-only

@@ -6,8 +6,8 @@ import org.apache.spark.{InterruptibleIterator, SparkEnv, TaskContext}
 import org.apache.spark.internal.config
 import org.apache.spark.io.CompressionCodec
 import org.apache.spark.network.shuffle.BlockStoreClient
-import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleReader, ShuffleReadMetricsReporter}
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockFetcherIterator}
+import org.apache.spark.shuffle.{BaseShuffleHandle, FetchFailedException, ShuffleReader, ShuffleReadMetricsReporter}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockFetcherIterator, ShuffleBlockId}
 import org.apache.spark.util.CompletionIterator
 import org.apache.spark.util.collection.ExternalSorter
 
@@ -23,7 +23,8 @@ private[rdma] class RdmaShuffleReader[K, C](
     context: TaskContext,
     readMetrics: ShuffleReadMetricsReporter,
     client: BlockStoreClient,
-    batchFetchRequested: Boolean)
+    batchFetchRequested: Boolean,
+    localIntegrity: java.util.function.BiFunction[Integer, java.lang.Long, String])
   extends ShuffleReader[K, C] {
 
   private val dep = handle.dependency
@@ -39,15 +40,40 @@ private[rdma] class RdmaShuffleReader[K, C](
       !conf.get(config.IO_ENCRYPTION_ENABLED)
   }
 
+  /**
+   * Spark reads this executor's own blocks from the files, and a file truncated under its
+   * registration reads as fewer records with no error. Checked here (one stat per local map
+   * output) and turned into a fetch failure, so Spark recomputes the output.
+   */
+  private def checkLocalOutputs(
+      blocks: collection.Seq[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])]): Unit = {
+    val local = SparkEnv.get.blockManager.blockManagerId
+    for ((address, ids) <- blocks if address.executorId == local.executorId;
+         (id, _, mapIndex) <- ids) {
+      val (shuffleId, mapId, reduceId) = id match {
+        case b: ShuffleBlockId => (b.shuffleId, b.mapId, b.reduceId)
+        case b: ShuffleBlockBatchId => (b.shuffleId, b.mapId, b.startReduceId)
+        case other => throw new IllegalStateException(s"not a shuffle block: $other")
+      }
+      val problem = localIntegrity.apply(shuffleId, mapId)
+      if (problem != null) {
+        throw new FetchFailedException(address, shuffleId, mapId, mapIndex, reduceId,
+          s"local map output changed under its registration: $problem")
+      }
+    }
+  }
+
   override def read(): Iterator[Product2[K, C]] = {
     val env = SparkEnv.get
     val conf = env.conf
+    val blocks = blocksByAddress.toSeq
+    checkLocalOutputs(blocks)
     val streams = new ShuffleBlockFetcherIterator(
       context,
       client,
       env.blockManager,
       env.mapOutputTracker,
-      blocksByAddress,
+      blocks.iterator,
       env.serializerManager.wrapStream,
       conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024,
       conf.get(config.REDUCER_MAX_REQS_IN_FLIGHT),

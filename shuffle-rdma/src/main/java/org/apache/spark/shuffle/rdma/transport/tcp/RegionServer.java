@@ -9,6 +9,7 @@ import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.StreamManager;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 
 /**
@@ -31,14 +32,14 @@ final class RegionServer extends RpcHandler {
     this.authenticate = authenticate;
   }
 
-  TcpRegion add(ByteBuffer memory) {
+  TcpRegion add(ByteBuffer memory, BackingCheck backing) {
     while (true) {
       // Keys are capabilities: unpredictable, never 0, unique among live regions.
       int key = random.nextInt();
       if (key == 0) {
         continue;
       }
-      TcpRegion region = new TcpRegion(key, memory);
+      TcpRegion region = new TcpRegion(key, memory, backing);
       if (regions.putIfAbsent(key, region) == null) {
         return region;
       }
@@ -92,6 +93,14 @@ final class RegionServer extends RpcHandler {
         throw new IllegalArgumentException(String.format(
             "read refused: [%d, %d) is outside region 0x%08x of %d bytes",
             address, address + length, key, region.length()));
+      }
+      String problem = region.backing().problem();
+      if (problem != null) {
+        // Serving it would read pages past the file's end (or bytes that are not the map
+        // output any more): refuse, so the reader reports a fetch failure and Spark recomputes.
+        stats.readsRefused.incrementAndGet();
+        throw new IllegalStateException(String.format("read refused: region 0x%08x: %s", key,
+            problem));
       }
       if (!region.tryRetain()) {
         stats.readsRefused.incrementAndGet();

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 
 /**
@@ -16,11 +17,17 @@ final class TcpRegion implements RegisteredRegion {
   private final ByteBuffer memory;
   private final AtomicInteger refs = new AtomicInteger(1);
   private final CompletableFuture<Void> released = new CompletableFuture<>();
+  private final BackingCheck backing;
   private volatile boolean live = true;
 
-  TcpRegion(int key, ByteBuffer memory) {
+  TcpRegion(int key, ByteBuffer memory, BackingCheck backing) {
     this.key = key;
     this.memory = memory;
+    this.backing = backing;
+  }
+
+  BackingCheck backing() {
+    return backing;
   }
 
   @Override

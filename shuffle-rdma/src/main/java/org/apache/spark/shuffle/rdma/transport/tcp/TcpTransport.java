@@ -19,6 +19,7 @@ import org.apache.spark.network.netty.SparkTransportConf;
 import org.apache.spark.network.server.TransportServer;
 import org.apache.spark.network.server.TransportServerBootstrap;
 import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
@@ -90,10 +91,15 @@ public final class TcpTransport implements ShuffleTransport {
 
   @Override
   public RegisteredRegion register(ByteBuffer memory) {
+    return register(memory, BackingCheck.NONE);
+  }
+
+  @Override
+  public RegisteredRegion register(ByteBuffer memory, BackingCheck backing) {
     if (memory.limit() <= 0 || memory.limit() > (1L << 30)) {
       throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + memory.limit());
     }
-    TcpRegion region = regionServer.add(memory);
+    TcpRegion region = regionServer.add(memory, backing);
     stats.regionsRegistered.incrementAndGet();
     stats.bytesRegistered.addAndGet(memory.limit());
     return region;

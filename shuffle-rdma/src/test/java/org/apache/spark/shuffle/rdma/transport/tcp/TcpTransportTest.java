@@ -97,6 +97,24 @@ class TcpTransportTest {
   }
 
   @Test
+  void readsOfAFileChangedUnderItsRegistrationAreRefused() throws Exception {
+    byte[] content = randomBytes(10_000, 6);
+    java.util.concurrent.atomic.AtomicReference<String> problem =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    RegisteredRegion region = server.register(mapFile(dir, content), problem::get);
+    TransportChannel ch = client.connect(server.localAddress());
+    TcpTestSupport.Result ok = new TcpTestSupport.Result();
+    ch.read(List.of(new ReadRequest(0, region.key(), 100, ok, null)));
+    assertArrayEquals(Arrays.copyOf(content, 100), get(ok));
+    problem.set("map output file x.data is 10 bytes, shorter than the 10000 registered");
+    TcpTestSupport.Result refused = new TcpTestSupport.Result();
+    ch.read(List.of(new ReadRequest(0, region.key(), 100, refused, null)));
+    assertTrue(failure(refused).getMessage().contains("shorter than the 10000 registered"));
+    assertEquals(1, server.stats().readsRefused.get());
+    assertTrue(ch.isActive(), "a refused read must not close the connection");
+  }
+
+  @Test
   void outOfBoundsReadsAreRefused() throws Exception {
     byte[] content = randomBytes(4096, 4);
     RegisteredRegion region = server.register(mapFile(dir, content));
