@@ -34,7 +34,7 @@ public final class Charts {
     int ns = series.size();
     int groupW = Math.max(rotateLabels ? 12 : 60, ns * (rotateLabels ? 10 : 40) + 14);
     int left = 80, right = 30, top = 60, bottom = rotateLabels ? 70 : 50;
-    int plotW = Math.max(420, nc * groupW);
+    int plotW = Math.max(Math.max(420, title.length() * 9 - left), nc * groupW);
     int w = left + plotW + right, h = top + 360 + bottom + (ns > 1 ? 24 : 0);
     int plotH = 360;
     double max = 0;
