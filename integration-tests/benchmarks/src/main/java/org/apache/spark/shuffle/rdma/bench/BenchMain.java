@@ -269,7 +269,17 @@ public final class BenchMain {
         String text = Tpcds.queryText(q);
         sc.setJobDescription(manager + " " + q);
         long start = System.nanoTime();
-        List<Row> rows = s.sql(text).collectAsList();
+        List<Row> rows;
+        try {
+          rows = s.sql(text).collectAsList();
+        } catch (RuntimeException e) {
+          // A failing query is an error, but the others still run and get reported.
+          String msg = e.toString().split("\n", 2)[0];
+          results.errors.add("TPC-DS " + q + " failed under " + manager + ": " + msg);
+          progress("  tpcds " + manager + " query " + n + " of " + queries.size() + ": " + q
+              + " FAILED: " + msg);
+          continue;
+        }
         long ms = (System.nanoTime() - start) / 1_000_000;
         QueryRun qr = new QueryRun();
         qr.ms = ms;

@@ -165,10 +165,16 @@ public final class Tpcds {
     }
   }
 
-  /** Registers every table of {@code dir} as a temporary view. */
+  /**
+   * Registers every table of {@code dir} as a temporary view, with the two columns that the
+   * Trino generator names differently renamed to the names of Spark's TPC-DS schema (the
+   * queries use c_last_review_date, e.g. q30).
+   */
   public static void registerViews(SparkSession spark, Path dir) {
     for (Table t : tables()) {
       spark.read().parquet(dir.resolve(t.getName()).toString())
+          .withColumnRenamed("c_last_review_date_sk", "c_last_review_date")
+          .withColumnRenamed("p_response_targe", "p_response_target")
           .createOrReplaceTempView(t.getName());
     }
   }
