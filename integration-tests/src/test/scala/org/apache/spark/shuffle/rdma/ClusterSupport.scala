@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.rdma
 import java.io.File
 import java.nio.file.Files
 
-import scala.jdk.CollectionConverters._
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}

@@ -8,9 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.apache.spark.SparkEnv;
-import org.apache.spark.network.netty.SparkTransportConf;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
@@ -54,8 +54,7 @@ final class ExecutorRuntime implements AutoCloseable {
       RpcEndpointRef master = MetadataRpc.masterRef(env);
       this.tables = new ShuffleTableCache(master);
       this.client = new RdmaBlockStoreClient(transport, tables,
-          SparkTransportConf.fromSparkConf(conf.sparkConf(), "shuffle", cores, Option.empty(),
-              Option.empty()));
+          SparkShims.transportConf(conf.sparkConf(), "shuffle", cores));
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats);
       this.metrics = new RdmaMetricsSource(this::stats);

@@ -42,7 +42,8 @@ public class RdmaShuffleManager extends SortShuffleManager {
 
   private final RdmaShuffleConf rdmaConf;
   private final boolean isDriver;
-  private final RpcEndpointRef master;
+  /** The driver's metadata endpoint, started on first need (see {@link #master()}). */
+  private volatile RpcEndpointRef master;
   private volatile ExecutorRuntime runtime;
   private volatile boolean stopped;
 
@@ -52,10 +53,6 @@ public class RdmaShuffleManager extends SortShuffleManager {
     // (or executor) at startup with the key's name, not at the first shuffle.
     this.rdmaConf = new RdmaShuffleConf(conf);
     this.isDriver = isDriver;
-    this.master = isDriver ? MetadataRpc.startMaster(SparkEnv.get()) : null;
-    if (isDriver) {
-      LOG.info("RDMA shuffle manager started on the driver (transport={})", rdmaConf.transport());
-    }
   }
 
   public RdmaShuffleManager(SparkConf conf) {
@@ -64,6 +61,45 @@ public class RdmaShuffleManager extends SortShuffleManager {
 
   RdmaShuffleConf rdmaConf() {
     return rdmaConf;
+  }
+
+  /**
+   * The driver's metadata endpoint, started the first time a shuffle is registered. Not in
+   * the constructor: Spark 3.5 builds the shuffle manager inside SparkEnv.create, before
+   * SparkEnv (and its RpcEnv) can be reached; Spark 4 builds it later. Either way every
+   * shuffle is registered on the driver before any of its tasks runs, so executors always
+   * find the endpoint. Null on executors.
+   */
+  private RpcEndpointRef master() {
+    if (!isDriver) {
+      return null;
+    }
+    RpcEndpointRef m = master;
+    if (m != null) {
+      return m;
+    }
+    synchronized (this) {
+      if (master == null) {
+        if (stopped) {
+          throw new IllegalStateException("RDMA shuffle manager is stopped");
+        }
+        SparkEnv env = SparkEnv.get();
+        if (env == null) {
+          throw new IllegalStateException("RDMA shuffle manager: SparkEnv is not ready yet");
+        }
+        master = MetadataRpc.startMaster(env);
+        LOG.info("RDMA shuffle manager started on the driver (transport={})",
+            rdmaConf.transport());
+      }
+      return master;
+    }
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId,
+      ShuffleDependency<K, V, C> dependency) {
+    master();
+    return super.registerShuffle(shuffleId, dependency);
   }
 
   private ExecutorRuntime runtime() {
@@ -158,6 +194,10 @@ public class RdmaShuffleManager extends SortShuffleManager {
    * tests and the demo use to show which transport moved the blocks.
    */
   public static Map<String, Map<String, Long>> clusterStats() {
-    return MetadataRpc.clusterStats(SparkEnv.get());
+    SparkEnv env = SparkEnv.get();
+    if (env.shuffleManager() instanceof RdmaShuffleManager) {
+      ((RdmaShuffleManager) env.shuffleManager()).master();
+    }
+    return MetadataRpc.clusterStats(env);
   }
 }

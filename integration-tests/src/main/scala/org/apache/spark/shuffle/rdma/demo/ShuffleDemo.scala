@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.rdma.demo
 
-import scala.jdk.CollectionConverters._
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted, SparkListenerTaskEnd}

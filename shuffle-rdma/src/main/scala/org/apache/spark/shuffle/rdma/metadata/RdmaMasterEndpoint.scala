@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.rdma.metadata
 
 import java.util.concurrent.ConcurrentHashMap
 
-import scala.jdk.CollectionConverters._
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 
 import org.apache.spark.rpc.{RpcCallContext, RpcEnv, ThreadSafeRpcEndpoint}
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
