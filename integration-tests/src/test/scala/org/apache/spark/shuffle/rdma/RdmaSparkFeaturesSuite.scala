@@ -57,6 +57,8 @@ class RdmaSparkFeaturesSuite extends AnyFunSuite with BeforeAndAfterEach
   override def afterEach(): Unit = {
     try {
       if (spark != null) spark.stop() else if (sc != null) sc.stop()
+      // A test that failed half-way must not leave a context for the next one.
+      SparkContext.getActive.foreach(_.stop())
     } finally {
       spark = null
       sc = null
