@@ -3,10 +3,9 @@ package org.apache.spark.shuffle.rdma
 import java.io.File
 import java.nio.file.Files
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 
 /**
  * Starting Spark the way these tests need it: `local-cluster` (executors in separate JVMs)

@@ -8,9 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.apache.spark.SparkEnv;
-import org.apache.spark.network.netty.SparkTransportConf;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
@@ -54,10 +54,10 @@ final class ExecutorRuntime implements AutoCloseable {
       RpcEndpointRef master = MetadataRpc.masterRef(env);
       this.tables = new ShuffleTableCache(master);
       this.client = new RdmaBlockStoreClient(transport, tables,
-          SparkTransportConf.fromSparkConf(conf.sparkConf(), "shuffle", cores, Option.empty(),
-              Option.empty()));
+          SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
+          env.blockManager().blockStoreClient());
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
-          this::stats);
+          this::stats, this::releaseUncommitted);
       this.metrics = new RdmaMetricsSource(this::stats);
       env.metricsSystem().registerSource(metrics);
       started = true;
@@ -89,6 +89,15 @@ final class ExecutorRuntime implements AutoCloseable {
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
     MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index);
     tables.publish(d);
+  }
+
+  /** The driver saw the attempt that wrote this output fail after its commit. */
+  private void releaseUncommitted(int shuffleId, long mapId) {
+    if (registry.descriptor(shuffleId, mapId) != null) {
+      LOG.info("releasing map output {} of shuffle {}: its task attempt failed after the "
+          + "commit, so Spark never tracked it", mapId, shuffleId);
+      registry.release(shuffleId, mapId);
+    }
   }
 
   void unregisterShuffle(int shuffleId) {

@@ -42,28 +42,105 @@ public class RdmaShuffleManager extends SortShuffleManager {
 
   private final RdmaShuffleConf rdmaConf;
   private final boolean isDriver;
-  private final RpcEndpointRef master;
+  /** The driver's metadata endpoint, started on first need (see {@link #master()}). */
+  private volatile RpcEndpointRef master;
   private volatile ExecutorRuntime runtime;
   private volatile boolean stopped;
 
+  static final String OLD_FETCH_PROTOCOL = "spark.shuffle.useOldFetchProtocol";
+  static final String PUSH_ENABLED = "spark.shuffle.push.enabled";
+
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
-    super(conf);
+    super(supported(conf, isDriver));
     // Validates every spark.shuffle.rdma.* key now, so a bad value fails the application
     // (or executor) at startup with the key's name, not at the first shuffle.
     this.rdmaConf = new RdmaShuffleConf(conf);
     this.isDriver = isDriver;
-    this.master = isDriver ? MetadataRpc.startMaster(SparkEnv.get()) : null;
-    if (isDriver) {
-      LOG.info("RDMA shuffle manager started on the driver (transport={})", rdmaConf.transport());
-    }
   }
 
   public RdmaShuffleManager(SparkConf conf) {
     this(conf, false);
   }
 
+  /**
+   * Refuses or turns off the Spark features this manager cannot serve, before anything
+   * starts, with one clear message each (docs/compatibility.md):
+   * <ul>
+   * <li>{@code spark.shuffle.useOldFetchProtocol=true}: refused. It numbers map outputs by
+   *     partition instead of by task attempt, so a re-run map task would replace a
+   *     registration that readers may still hold; it exists only for external shuffle
+   *     services of Spark 2.x, which this manager does not talk to.
+   * <li>{@code spark.shuffle.push.enabled=true}: turned off for this application (one
+   *     warning on the driver). Push-based shuffle merges blocks in external shuffle
+   *     services; this manager reads map outputs from executors' memory, so mappers would
+   *     push for nothing and reducers would never read the merged blocks.
+   * </ul>
+   */
+  private static SparkConf supported(SparkConf conf, boolean isDriver) {
+    if (conf.getBoolean(OLD_FETCH_PROTOCOL, false)) {
+      throw new IllegalArgumentException(OLD_FETCH_PROTOCOL + "=true is not supported by "
+          + RdmaShuffleManager.class.getName() + ": it numbers map outputs by partition, so "
+          + "a re-run map task would replace a registration readers may hold. It is only "
+          + "needed with an external shuffle service of Spark 2.x; remove it, or use "
+          + "spark.shuffle.manager=sort.");
+    }
+    if (conf.getBoolean(PUSH_ENABLED, false)) {
+      // The SparkConf Spark gave us is the application's own: DAGScheduler, BlockManager
+      // and every ShuffleDependency read it after this point.
+      conf.set(PUSH_ENABLED, "false");
+      if (isDriver) {
+        LOG.warn("{}=true is ignored: {} reads map outputs from executors' registered memory, "
+            + "so push-based shuffle is turned off for this application", PUSH_ENABLED,
+            RdmaShuffleManager.class.getSimpleName());
+      }
+    }
+    return conf;
+  }
+
   RdmaShuffleConf rdmaConf() {
     return rdmaConf;
+  }
+
+  /**
+   * The driver's metadata endpoint, started the first time a shuffle is registered. Not in
+   * the constructor: Spark 3.5 builds the shuffle manager inside SparkEnv.create, before
+   * SparkEnv (and its RpcEnv) can be reached; Spark 4 builds it later. Either way every
+   * shuffle is registered on the driver before any of its tasks runs, so executors always
+   * find the endpoint. Null on executors.
+   */
+  private RpcEndpointRef master() {
+    if (!isDriver) {
+      return null;
+    }
+    RpcEndpointRef m = master;
+    if (m != null) {
+      return m;
+    }
+    synchronized (this) {
+      if (master == null) {
+        if (stopped) {
+          throw new IllegalStateException("RDMA shuffle manager is stopped");
+        }
+        SparkEnv env = SparkEnv.get();
+        if (env == null) {
+          throw new IllegalStateException("RDMA shuffle manager: SparkEnv is not ready yet");
+        }
+        master = MetadataRpc.startMaster(env);
+        LOG.info("RDMA shuffle manager started on the driver (transport={})",
+            rdmaConf.transport());
+      }
+      return master;
+    }
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId,
+      ShuffleDependency<K, V, C> dependency) {
+    master();
+    // Push-based shuffle is off (see supported()); on Spark 4 the dependency has already
+    // decided, so make sure it agrees.
+    dependency.setShuffleMergeAllowed(false);
+    return super.registerShuffle(shuffleId, dependency);
   }
 
   private ExecutorRuntime runtime() {
@@ -103,10 +180,7 @@ public class RdmaShuffleManager extends SortShuffleManager {
       ShuffleReadMetricsReporter metrics) {
     ExecutorRuntime r = runtime();
     BaseShuffleHandle<K, ?, C> base = (BaseShuffleHandle<K, ?, C>) handle;
-    if (base.dependency().isShuffleMergeFinalizedMarked()) {
-      LOG.warn("shuffle {} was merged by push-based shuffle; the RDMA shuffle reads the "
-          + "unmerged map outputs instead", handle.shuffleId());
-    }
+    // Always the unmerged map outputs: push-based shuffle is off under this manager.
     Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> blocks =
         SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(handle.shuffleId(),
             startMapIndex, endMapIndex, startPartition, endPartition);
@@ -159,6 +233,10 @@ public class RdmaShuffleManager extends SortShuffleManager {
    * tests and the demo use to show which transport moved the blocks.
    */
   public static Map<String, Map<String, Long>> clusterStats() {
-    return MetadataRpc.clusterStats(SparkEnv.get());
+    SparkEnv env = SparkEnv.get();
+    if (env.shuffleManager() instanceof RdmaShuffleManager) {
+      ((RdmaShuffleManager) env.shuffleManager()).master();
+    }
+    return MetadataRpc.clusterStats(env);
   }
 }

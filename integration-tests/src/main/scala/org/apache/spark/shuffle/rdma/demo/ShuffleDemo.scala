@@ -1,10 +1,9 @@
 package org.apache.spark.shuffle.rdma.demo
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 
 /**
  * The README's main job: one shuffle-heavy job run twice in this driver, first with Spark's

@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.rdma.metadata;
 
-import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,6 +24,8 @@ public final class ShuffleTableCache {
     final Map<Long, MapOutputDescriptor> byMapId;
     final Map<String, PeerAddress> peers;
     final long generation;
+    /** (map output, executor) pairs confirmed unregistered after this table was fetched. */
+    final java.util.Set<String> misses = ConcurrentHashMap.newKeySet();
 
     Table(Map<Long, MapOutputDescriptor> byMapId, Map<String, PeerAddress> peers,
         long generation) {
@@ -54,28 +55,33 @@ public final class ShuffleTableCache {
   }
 
   /**
-   * Where map output {@code mapId} of {@code shuffleId} lives.
-   *
-   * @throws IOException if the driver knows no registration for it even after a refresh
-   *     (its executor was lost, or the output was never registered).
+   * Where map output {@code mapId} of {@code shuffleId} is registered on
+   * {@code executorId}, or null if the driver knows no such registration even after a
+   * refresh: the output was migrated there by executor decommissioning, is served by an
+   * external shuffle service, or its executor is gone. The caller then fetches it the way
+   * Spark would (see RdmaBlockStoreClient). One refresh per (shuffle, map output, executor)
+   * at most: a confirmed miss is remembered for the table's lifetime.
    */
-  public Location locate(int shuffleId, long mapId, String executorId) throws IOException {
+  public Location locateOrNull(int shuffleId, long mapId, String executorId) {
     Table t = tables.get(shuffleId);
     Location hit = t == null ? null : find(t, mapId);
-    if (hit == null) {
-      t = refresh(shuffleId, t == null ? -1 : t.generation);
-      hit = find(t, mapId);
+    if (hit != null && hit.descriptor.executorId().equals(executorId)) {
+      return hit;
     }
-    if (hit == null) {
-      throw new IOException("no registered map output " + mapId + " of shuffle " + shuffleId
-          + " on executor " + executorId + " (lost executor or unregistered output)");
+    if (t != null && t.misses.contains(missKey(mapId, executorId))) {
+      return null;
     }
-    if (!hit.descriptor.executorId().equals(executorId)) {
-      throw new IOException("map output " + mapId + " of shuffle " + shuffleId
-          + " is registered on executor " + hit.descriptor.executorId()
-          + ", but Spark expects it on " + executorId);
+    t = refresh(shuffleId, t == null ? -1 : t.generation);
+    hit = find(t, mapId);
+    if (hit != null && hit.descriptor.executorId().equals(executorId)) {
+      return hit;
     }
-    return hit;
+    t.misses.add(missKey(mapId, executorId));
+    return null;
+  }
+
+  private static String missKey(long mapId, String executorId) {
+    return mapId + "@" + executorId;
   }
 
   private static Location find(Table t, long mapId) {

@@ -22,18 +22,29 @@ import org.apache.spark.storage.ShuffleBlockId;
  * it resolves each block to registered memory and reads it one-sidedly. Spark keeps doing
  * everything around it: flow control, local reads, corruption checks, metrics, and turning
  * a failure reported here into a FetchFailedException for the right map output.
+ *
+ * <p>A block with no registration on the executor Spark names (migrated there by executor
+ * decommissioning, or served by an external shuffle service) is handed to Spark's own
+ * block store client, which fetches it from that executor's block manager as the sort
+ * shuffle would. Correct, not one-sided; counted as {@code reader.fallbackBlocks}.
  */
 public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final ShuffleTransport transport;
   private final ShuffleTableCache tables;
   private final TransportConf transportConf;
+  private final BlockStoreClient fallback;
   private final ReaderStats stats = new ReaderStats();
 
+  /**
+   * @param fallback Spark's own client (the block manager's), for blocks that are not
+   *     registered where Spark expects them; null to fail such blocks instead
+   */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
-      TransportConf transportConf) {
+      TransportConf transportConf, BlockStoreClient fallback) {
     this.transport = transport;
     this.tables = tables;
     this.transportConf = transportConf;
+    this.fallback = fallback;
   }
 
   public ReaderStats stats() {
@@ -45,10 +56,15 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       BlockFetchingListener listener, DownloadFileManager downloadFileManager) {
     stats.fetchCalls.incrementAndGet();
     List<BlockFetch.Block> blocks = new ArrayList<>(blockIds.length);
+    List<String> unregistered = new ArrayList<>();
     PeerAddress peer = null;
     for (String id : blockIds) {
       try {
         BlockFetch.Block b = resolve(id, execId);
+        if (b == null) {
+          unregistered.add(id);
+          continue;
+        }
         if (peer != null && !peer.equals(b.location.peer)) {
           throw new IOException("executor " + execId + " changed its transport address from "
               + peer + " to " + b.location.peer);
@@ -59,6 +75,9 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
         stats.failedBlocks.incrementAndGet();
         listener.onBlockFetchFailure(id, e);
       }
+    }
+    if (!unregistered.isEmpty()) {
+      fetchUnregistered(host, port, execId, unregistered, listener, downloadFileManager);
     }
     if (blocks.isEmpty()) {
       return;
@@ -78,17 +97,35 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     new BlockFetch(blocks, channel, listener, downloadFileManager, transportConf, stats).start();
   }
 
+  private void fetchUnregistered(String host, int port, String execId, List<String> ids,
+      BlockFetchingListener listener, DownloadFileManager downloadFileManager) {
+    if (fallback == null) {
+      IOException e = new IOException("no registered map output on executor " + execId
+          + " (lost executor or unregistered output)");
+      for (String id : ids) {
+        stats.failedBlocks.incrementAndGet();
+        listener.onBlockFetchFailure(id, e);
+      }
+      return;
+    }
+    stats.fallbackBlocks.addAndGet(ids.size());
+    fallback.fetchBlocks(host, port, execId, ids.toArray(new String[0]), listener,
+        downloadFileManager);
+  }
+
+  /** The block and where it is registered; null if not registered on {@code execId}. */
   private BlockFetch.Block resolve(String id, String execId) throws IOException {
     BlockId blockId = BlockId.apply(id);
     if (blockId instanceof ShuffleBlockId) {
       ShuffleBlockId s = (ShuffleBlockId) blockId;
-      return new BlockFetch.Block(id, s.reduceId(), s.reduceId() + 1,
-          tables.locate(s.shuffleId(), s.mapId(), execId));
+      ShuffleTableCache.Location at = tables.locateOrNull(s.shuffleId(), s.mapId(), execId);
+      return at == null ? null : new BlockFetch.Block(id, s.reduceId(), s.reduceId() + 1, at);
     }
     if (blockId instanceof ShuffleBlockBatchId) {
       ShuffleBlockBatchId s = (ShuffleBlockBatchId) blockId;
-      return new BlockFetch.Block(id, s.startReduceId(), s.endReduceId(),
-          tables.locate(s.shuffleId(), s.mapId(), execId));
+      ShuffleTableCache.Location at = tables.locateOrNull(s.shuffleId(), s.mapId(), execId);
+      return at == null ? null
+          : new BlockFetch.Block(id, s.startReduceId(), s.endReduceId(), at);
     }
     throw new IOException("block " + id + " is not a shuffle block; the RDMA shuffle client "
         + "serves only shuffle_* blocks (push-based merged blocks are not supported)");

@@ -12,6 +12,8 @@ public final class ReaderStats {
   public final AtomicLong dataReads = new AtomicLong();
   public final AtomicLong failedBlocks = new AtomicLong();
   public final AtomicLong blocksToDisk = new AtomicLong();
+  /** Blocks with no registration where Spark expects them, fetched by Spark's own client. */
+  public final AtomicLong fallbackBlocks = new AtomicLong();
 
   public void addTo(Map<String, Long> m) {
     m.put("reader.fetchCalls", fetchCalls.get());
@@ -21,5 +23,6 @@ public final class ReaderStats {
     m.put("reader.dataReads", dataReads.get());
     m.put("reader.failedBlocks", failedBlocks.get());
     m.put("reader.blocksToDisk", blocksToDisk.get());
+    m.put("reader.fallbackBlocks", fallbackBlocks.get());
   }
 }

@@ -143,6 +143,21 @@ public final class MapOutputRegistry {
     return CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0]));
   }
 
+  /**
+   * Revokes and unmaps one output: a task attempt that committed its output but then failed
+   * or was killed, so Spark never tracked it (the driver tells; see
+   * UncommittedOutputListener). No-op if not registered here.
+   */
+  public CompletableFuture<Void> release(int shuffleId, long mapId) {
+    Map<Long, RegisteredMapOutput> m = outputs.get(shuffleId);
+    RegisteredMapOutput out = m == null ? null : m.remove(mapId);
+    if (out == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    registeredBytes.addAndGet(-out.registeredBytes());
+    return out.release(transport);
+  }
+
   /** Revokes and unmaps everything (executor shutdown). */
   public CompletableFuture<Void> close() {
     List<CompletableFuture<Void>> done = new ArrayList<>();

@@ -2,10 +2,11 @@ package org.apache.spark.shuffle.rdma.metadata
 
 import java.util.function.Supplier
 
-import scala.jdk.CollectionConverters._
+import scala.util.Try
 
-import org.apache.spark.SparkEnv
+import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.rpc.RpcEndpointRef
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
 import org.apache.spark.util.RpcUtils
 
@@ -15,9 +16,17 @@ import org.apache.spark.util.RpcUtils
  */
 object MetadataRpc {
 
-  /** Starts the driver's endpoint; returns it so the driver can forget shuffles locally. */
-  def startMaster(env: SparkEnv): RpcEndpointRef =
-    env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, new RdmaMasterEndpoint(env.rpcEnv))
+  /**
+   * Starts the driver's endpoint, and the listener that tells it about map task attempts
+   * that ended without success (so their registrations are released). Returns the endpoint
+   * so the driver can forget shuffles locally.
+   */
+  def startMaster(env: SparkEnv): RpcEndpointRef = {
+    val ref = env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME,
+      new RdmaMasterEndpoint(env.rpcEnv))
+    SparkContext.getActive.foreach(_.addSparkListener(new UncommittedOutputListener(ref)))
+    ref
+  }
 
   def masterRef(env: SparkEnv): RpcEndpointRef =
     RpcUtils.makeDriverRef(RdmaMasterEndpoint.NAME, env.conf, env.rpcEnv)
@@ -28,9 +37,10 @@ object MetadataRpc {
       master: RpcEndpointRef,
       transport: String,
       peer: PeerAddress,
-      stats: Supplier[java.util.Map[String, java.lang.Long]]): Unit = {
+      stats: Supplier[java.util.Map[String, java.lang.Long]],
+      release: MapOutputReleaser): Unit = {
     val name = s"rdma-shuffle-executor-${env.executorId}"
-    val ref = env.rpcEnv.setupEndpoint(name, new RdmaExecutorEndpoint(env.rpcEnv, stats))
+    val ref = env.rpcEnv.setupEndpoint(name, new RdmaExecutorEndpoint(env.rpcEnv, stats, release))
     master.askSync[Boolean](RegisterTransport(env.executorId, transport, peer, ref))
   }
 
@@ -47,14 +57,16 @@ object MetadataRpc {
 
   /**
    * Counters of every executor that started a transport, keyed by executor id, each with
-   * a "transport" entry (1 = tcp, 2 = verbs) besides the counters. Driver only.
+   * a "transport" entry (1 = tcp, 2 = verbs) besides the counters. Executors that are gone
+   * (killed, decommissioned, released by dynamic allocation) are left out. Driver only.
    */
   def clusterStats(env: SparkEnv): java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
     val endpoints = masterRef(env).askSync[ExecutorEndpoints](GetExecutorEndpoints)
-    endpoints.refs.map { case (id, (transport, ref)) =>
-      val counters = ref.askSync[Map[String, Long]](GetStats)
-      val withName = counters + ("transport.verbs" -> (if (transport == "verbs") 1L else 0L))
-      id -> withName.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
+    endpoints.refs.flatMap { case (id, (transport, ref)) =>
+      Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
+        val withName = counters + ("transport.verbs" -> (if (transport == "verbs") 1L else 0L))
+        id -> withName.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
+      }
     }.asJava
   }
 }

@@ -2,9 +2,10 @@ package org.apache.spark.shuffle.rdma.metadata
 
 import java.util.concurrent.ConcurrentHashMap
 
-import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import org.apache.spark.rpc.{RpcCallContext, RpcEnv, ThreadSafeRpcEndpoint}
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
 
 /**
@@ -18,6 +19,17 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
 
   private val transports = new ConcurrentHashMap[String, RegisterTransport]()
   private val tables = new ConcurrentHashMap[Int, ConcurrentHashMap[Long, Array[Byte]]]()
+
+  override def receive: PartialFunction[Any, Unit] = {
+    case ReleaseUncommitted(shuffleId, mapId, executorId) =>
+      // Map ids are task attempt ids, unique in the application: this entry is that attempt's.
+      Option(tables.get(shuffleId)).foreach(_.remove(mapId))
+      Option(transports.get(executorId)).foreach { r =>
+        try r.ref.send(ReleaseMapOutput(shuffleId, mapId)) catch {
+          case NonFatal(_) => // executor gone: its registrations went with it
+        }
+      }
+  }
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
     case r: RegisterTransport =>

@@ -33,3 +33,14 @@ private[rdma] case class ExecutorEndpoints(refs: Map[String, (String, RpcEndpoin
 
 /** Driver to executor: report your counters. */
 private[rdma] case object GetStats extends RdmaMessage
+
+/**
+ * A map task attempt that ran on `executorId` ended without success (failed or killed after
+ * its output may have been committed and registered): Spark never tracks that output, so
+ * the driver forgets its descriptor and the executor releases its registration.
+ */
+private[rdma] case class ReleaseUncommitted(shuffleId: Int, mapId: Long, executorId: String)
+  extends RdmaMessage
+
+/** Driver to executor: release the registration of this map output. */
+private[rdma] case class ReleaseMapOutput(shuffleId: Int, mapId: Long) extends RdmaMessage

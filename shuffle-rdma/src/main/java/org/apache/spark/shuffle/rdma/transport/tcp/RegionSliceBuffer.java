@@ -6,13 +6,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.Unpooled;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
 
 /**
  * The answer to one served read: a slice of the registered (mapped) memory, written by
  * Netty straight from the mapping (no copy into a user-space buffer). Netty's message
  * encoder releases it after the write, which drops the serve's region reference.
  */
-final class RegionSliceBuffer extends ManagedBuffer {
+final class RegionSliceBuffer extends CompatManagedBuffer {
   private final TcpRegion region;
   private final ByteBuffer slice;
   private final AtomicBoolean released = new AtomicBoolean();
@@ -53,10 +54,5 @@ final class RegionSliceBuffer extends ManagedBuffer {
   @Override
   public Object convertToNetty() {
     return Unpooled.wrappedBuffer(slice.duplicate());
-  }
-
-  @Override
-  public Object convertToNettyForSsl() {
-    return convertToNetty();
   }
 }

@@ -15,10 +15,10 @@ import org.apache.spark.network.client.TransportClientBootstrap;
 import org.apache.spark.network.client.TransportClientFactory;
 import org.apache.spark.network.crypto.AuthClientBootstrap;
 import org.apache.spark.network.crypto.AuthServerBootstrap;
-import org.apache.spark.network.netty.SparkTransportConf;
 import org.apache.spark.network.server.TransportServer;
 import org.apache.spark.network.server.TransportServerBootstrap;
 import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -26,7 +26,6 @@ import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
-import scala.Option;
 
 /**
  * One-sided reads emulated over TCP, on Spark's network-common (Netty event loops, pooled
@@ -54,8 +53,8 @@ public final class TcpTransport implements ShuffleTransport {
     SparkConf conf = settings.conf().sparkConf().clone();
     // The read timeout is the idle timeout of a connection with reads outstanding.
     conf.set("spark.shuffle.io.connectionTimeout", settings.conf().readTimeoutMs() + "ms");
-    TransportConf transportConf = SparkTransportConf.fromSparkConf(
-        conf, MODULE, settings.numUsableCores(), Option.empty(), Option.empty());
+    TransportConf transportConf =
+        SparkShims.transportConf(conf, MODULE, settings.numUsableCores());
     this.regionServer = new RegionServer(stats, settings.appId(), settings.authenticate());
     this.context = new TransportContext(transportConf, regionServer, true);
     List<TransportServerBootstrap> serverBootstraps = new ArrayList<>();

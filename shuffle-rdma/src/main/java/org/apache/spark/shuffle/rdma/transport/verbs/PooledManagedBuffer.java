@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.Unpooled;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
 
 /**
  * The bytes of one completed RDMA READ, a slice of the registered receive pool. Reference
@@ -14,7 +15,7 @@ import org.apache.spark.network.buffer.ManagedBuffer;
  * data calls {@link #retain()} and later {@link #release()}. The last release hands the
  * slice back to the pool (no deregistration, the pool stays registered).
  */
-public final class PooledManagedBuffer extends ManagedBuffer {
+public final class PooledManagedBuffer extends CompatManagedBuffer {
 
   /** What to do with the slice when the last reference goes. */
   @FunctionalInterface
@@ -86,10 +87,6 @@ public final class PooledManagedBuffer extends ManagedBuffer {
     return Unpooled.wrappedBuffer(data.duplicate());
   }
 
-  @Override
-  public Object convertToNettyForSsl() {
-    return convertToNetty();
-  }
 
   private void checkLive() {
     if (refs.get() <= 0) {

@@ -163,8 +163,36 @@ public final class VerbsSelfTest {
 
   // ---- client ----
 
-  /** A published region: where to connect and what to read. */
-  record Target(PeerAddress peer, long address, long length, int key) {
+  /** A published region: where to connect and what to read (no record: see RdmaPort). */
+  static final class Target {
+    final PeerAddress peer;
+    final long address;
+    final long length;
+    final int key;
+
+    Target(PeerAddress peer, long address, long length, int key) {
+      this.peer = peer;
+      this.address = address;
+      this.length = length;
+      this.key = key;
+    }
+
+    PeerAddress peer() {
+      return peer;
+    }
+
+    long address() {
+      return address;
+    }
+
+    long length() {
+      return length;
+    }
+
+    int key() {
+      return key;
+    }
+
     static Target of(Properties p, String n) {
       return new Target(new PeerAddress(p.getProperty(n + ".host"),
           Integer.parseInt(p.getProperty(n + ".port"))),

@@ -12,7 +12,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 
 /**
  * The libdisni.so packed into the plugin jar, extracted to a file the JVM can dlopen.
@@ -147,7 +146,12 @@ public final class BundledLibrary {
 
   static String sha256(byte[] bytes) {
     try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+      // Not java.util.HexFormat: the Spark 3.5 jars are compiled for Java 11.
+      StringBuilder hex = new StringBuilder(64);
+      for (byte b : MessageDigest.getInstance("SHA-256").digest(bytes)) {
+        hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+      }
+      return hex.toString();
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is a required JDK algorithm", e);
     }

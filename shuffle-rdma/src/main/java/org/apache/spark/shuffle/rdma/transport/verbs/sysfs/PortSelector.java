@@ -14,10 +14,41 @@ import java.util.Optional;
  */
 public final class PortSelector {
 
-  /** A usable port and the address to bind, or why there is none (with the fix). */
-  public record Choice(RdmaPort port, String bindAddress, String problem) {
+  /**
+   * A usable port and the address to bind, or why there is none (with the fix). A class,
+   * not a record, for the Scala 2.12 compiler of the Spark 3.5 build (see RdmaPort).
+   */
+  public static final class Choice {
+    private final RdmaPort port;
+    private final String bindAddress;
+    private final String problem;
+
+    public Choice(RdmaPort port, String bindAddress, String problem) {
+      this.port = port;
+      this.bindAddress = bindAddress;
+      this.problem = problem;
+    }
+
+    public RdmaPort port() {
+      return port;
+    }
+
+    public String bindAddress() {
+      return bindAddress;
+    }
+
+    public String problem() {
+      return problem;
+    }
+
     public boolean ok() {
       return problem == null;
+    }
+
+    @Override
+    public String toString() {
+      return "Choice[port=" + port + ", bindAddress=" + bindAddress + ", problem=" + problem
+          + "]";
     }
   }
 

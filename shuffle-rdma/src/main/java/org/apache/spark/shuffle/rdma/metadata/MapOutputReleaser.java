@@ -1,0 +1,7 @@
+package org.apache.spark.shuffle.rdma.metadata;
+
+/** Executor side: releases the registration of one map output the driver says is unread. */
+@FunctionalInterface
+public interface MapOutputReleaser {
+  void release(int shuffleId, long mapId);
+}

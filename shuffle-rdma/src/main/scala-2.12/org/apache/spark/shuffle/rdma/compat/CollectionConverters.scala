@@ -1,0 +1,10 @@
+package org.apache.spark.shuffle.rdma.compat
+
+/**
+ * `asScala` / `asJava` for the plugin's Scala glue on Scala 2.12 (what
+ * `scala.collection.JavaConverters` offers). Its Scala 2.13 twin is in src/main/scala-2.13:
+ * `import org.apache.spark.shuffle.rdma.compat.CollectionConverters._` works on both.
+ */
+object CollectionConverters
+  extends scala.collection.convert.DecorateAsJava
+  with scala.collection.convert.DecorateAsScala

@@ -1,0 +1,10 @@
+package org.apache.spark.shuffle.rdma.compat;
+
+import org.apache.spark.network.buffer.ManagedBuffer;
+
+/**
+ * Base of the plugin's ManagedBuffers, Spark 3.5 version: nothing to add. Its Spark 4 twin
+ * in src/main/spark-4 implements {@code convertToNettyForSsl}, which Spark 4 added.
+ */
+public abstract class CompatManagedBuffer extends ManagedBuffer {
+}
