@@ -48,7 +48,7 @@ object MetadataRpc {
     master.askSync[Boolean](PublishMapOutput(shuffleId, mapId, entry))
 
   def fetchTable(master: RpcEndpointRef, shuffleId: Int): ShuffleTable =
-    master.askSync[ShuffleTable](GetShuffleTable(shuffleId))
+    ShuffleTable.fromWire(master.askSync[ShuffleTable.Wire](GetShuffleTable(shuffleId)))
 
   def peersOf(table: ShuffleTable): java.util.Map[String, PeerAddress] = table.peers.asJava
 
@@ -63,7 +63,7 @@ object MetadataRpc {
   def clusterStats(env: SparkEnv): java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
     val endpoints = masterRef(env).askSync[ExecutorEndpoints](GetExecutorEndpoints)
     endpoints.refs.flatMap { case (id, (transport, ref)) =>
-      Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
+      Try(ref.askSync[Map[String, Long]](ExecutorMessages.GetStats)).toOption.map { counters =>
         val withName = counters + ("transport.verbs" -> (if (transport == "verbs") 1L else 0L))
         id -> withName.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
       }

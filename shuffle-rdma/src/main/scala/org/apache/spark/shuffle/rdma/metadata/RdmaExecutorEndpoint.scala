@@ -15,11 +15,12 @@ private[rdma] class RdmaExecutorEndpoint(
     release: MapOutputReleaser) extends ThreadSafeRpcEndpoint {
 
   override def receive: PartialFunction[Any, Unit] = {
-    case ReleaseMapOutput(shuffleId, mapId) => release.release(shuffleId, mapId)
+    case (ExecutorMessages.ReleaseMapOutput, shuffleId: Int, mapId: Long) =>
+      release.release(shuffleId, mapId)
   }
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
-    case GetStats =>
+    case ExecutorMessages.GetStats =>
       context.reply(stats.get().asScala.map { case (k, v) => k -> v.longValue() }.toMap)
   }
 }

@@ -25,7 +25,7 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
       // Map ids are task attempt ids, unique in the application: this entry is that attempt's.
       Option(tables.get(shuffleId)).foreach(_.remove(mapId))
       Option(transports.get(executorId)).foreach { r =>
-        try r.ref.send(ReleaseMapOutput(shuffleId, mapId)) catch {
+        try r.ref.send((ExecutorMessages.ReleaseMapOutput, shuffleId, mapId)) catch {
           case NonFatal(_) => // executor gone: its registrations went with it
         }
       }
@@ -44,7 +44,7 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
     case GetShuffleTable(shuffleId) =>
       val entries = Option(tables.get(shuffleId)).map(_.values().asScala.toSeq).getOrElse(Nil)
       val peers = transports.asScala.map { case (id, r) => id -> r.peer }.toMap
-      context.reply(ShuffleTable(DescriptorCodec.table(entries.asJava), peers))
+      context.reply(ShuffleTable.toWire(ShuffleTable(DescriptorCodec.table(entries.asJava), peers)))
 
     case ForgetShuffle(shuffleId) =>
       tables.remove(shuffleId)
