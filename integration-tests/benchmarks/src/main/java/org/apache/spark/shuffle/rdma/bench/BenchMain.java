@@ -29,6 +29,7 @@ import scala.Tuple2;
  */
 public final class BenchMain {
   static final String RDMA_MANAGER = "org.apache.spark.shuffle.rdma.RdmaShuffleManager";
+  static final boolean INJECT_MISMATCH = "1".equals(System.getenv("SRB_BENCH_INJECT_MISMATCH"));
 
   private final Options o;
   private final SparkConf base;
@@ -285,6 +286,11 @@ public final class BenchMain {
         qr.ms = ms;
         qr.rows = rows.size();
         qr.canonical = Tpcds.canonical(rows);
+        if (INJECT_MISMATCH && !manager.equals("sort") && n == 1) {
+          // Self-test of the mismatch path (SRB_BENCH_INJECT_MISMATCH=1): must exit 1.
+          qr.canonical = new ArrayList<>(qr.canonical);
+          qr.canonical.add("injected row");
+        }
         pass.queries.put(q, qr);
         progress(String.format("  tpcds %s query %d of %d: %s %.2f s, %d rows (pass %.0f s)",
             manager, n, queries.size(), q, ms / 1e3, rows.size(),

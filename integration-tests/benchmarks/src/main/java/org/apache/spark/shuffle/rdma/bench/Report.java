@@ -201,6 +201,7 @@ final class Report {
     md.append("| manager | total s (sum of per-query medians) | ratio to sort | shuffle read GB "
         + "(pass) | results equal to sort |\n|---|---:|---:|---:|---|\n");
     double sortTotal = totals.getOrDefault("sort", Double.NaN);
+    StringBuilder tpcdsPerQuery = new StringBuilder();
     for (String m : mgrs) {
       double gb = r.tpcdsPasses.stream().filter(p -> p.manager.equals(m))
           .mapToDouble(p -> p.totals == null ? 0 : p.totals.readBytes / 1e9).max().orElse(0);
@@ -210,12 +211,24 @@ final class Report {
                   p.queries.values().stream().allMatch(q -> Boolean.TRUE.equals(q.equal)))
                   ? "all " + p1(o.queries.size()) : "**NO**"));
       if (!m.equals("sort")) {
+        List<Double> rs = new ArrayList<>();
+        double logSum = 0;
+        for (Map.Entry<String, Double> e : med.get(m).entrySet()) {
+          Double ref = med.get("sort").get(e.getKey());
+          if (ref == null || ref <= 0 || e.getValue() <= 0) continue;
+          rs.add(e.getValue() / ref);
+          logSum += Math.log(e.getValue() / ref);
+        }
+        String perQuery = String.format("per-query ratio median %.3fx, geometric mean %.3fx",
+            median(rs), Math.exp(logSum / Math.max(1, rs.size())));
+        tpcdsPerQuery.append("- ").append(m).append("/sort: ").append(perQuery).append('\n');
         sum.append(String.format("TPC-DS SF %s: %d queries, total %s/sort = %.3fx "
-                + "(%.1f s vs %.1f s), %d of %d results equal%n", Tpcds.formatScale(o.sf),
-            o.queries.size(), m, totals.get(m) / sortTotal, totals.get(m), sortTotal, equal,
-            compared));
+                + "(%.1f s vs %.1f s), %s, %d of %d results equal%n",
+            Tpcds.formatScale(o.sf), o.queries.size(), m, totals.get(m) / sortTotal,
+            totals.get(m), sortTotal, perQuery, equal, compared));
       }
     }
+    md.append('\n').append(tpcdsPerQuery);
     md.append("\n| query |");
     for (String m : mgrs) md.append(' ').append(m).append(" s |");
     for (String m : mgrs) if (!m.equals("sort")) md.append(' ').append(m).append("/sort |");
