@@ -13,6 +13,7 @@ private[rdma] class RdmaExecutorEndpoint(
     override val rpcEnv: RpcEnv,
     stats: Supplier[java.util.Map[String, java.lang.Long]],
     release: MapOutputReleaser) extends ThreadSafeRpcEndpoint {
+  import RdmaMessages._
 
   override def receive: PartialFunction[Any, Unit] = {
     case ReleaseMapOutput(shuffleId, mapId) => release.release(shuffleId, mapId)
