@@ -15,6 +15,7 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
 import org.apache.spark.shuffle.rdma.reader.RdmaShuffleReader;
@@ -77,6 +78,13 @@ public class RdmaShuffleManager extends SortShuffleManager {
    * </ul>
    */
   private static SparkConf supported(SparkConf conf, boolean isDriver) {
+    String running = org.apache.spark.package$.MODULE$.SPARK_VERSION();
+    if (!running.startsWith(SparkShims.LINE + ".")) {
+      throw new IllegalStateException("this " + RdmaShuffleManager.class.getSimpleName()
+          + " jar is built for Spark " + SparkShims.LINE + ".x but runs on Spark " + running
+          + ": use the shuffle-rdma jar of your Spark line and Scala version "
+          + "(docs/compatibility.md)");
+    }
     if (conf.getBoolean(OLD_FETCH_PROTOCOL, false)) {
       throw new IllegalArgumentException(OLD_FETCH_PROTOCOL + "=true is not supported by "
           + RdmaShuffleManager.class.getName() + ": it numbers map outputs by partition, so "

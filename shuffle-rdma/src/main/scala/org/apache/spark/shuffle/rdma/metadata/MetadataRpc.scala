@@ -15,6 +15,7 @@ import org.apache.spark.util.RpcUtils
  * PartialFunctions would make these contorted in Java).
  */
 object MetadataRpc {
+  import RdmaMessages._
 
   /**
    * Starts the driver's endpoint, and the listener that tells it about map task attempts
@@ -61,9 +62,10 @@ object MetadataRpc {
    * (killed, decommissioned, released by dynamic allocation) are left out. Driver only.
    */
   def clusterStats(env: SparkEnv): java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
-    val endpoints = masterRef(env).askSync[ExecutorEndpoints](GetExecutorEndpoints)
-    endpoints.refs.flatMap { case (id, (transport, ref)) =>
-      Try(ref.askSync[Map[String, Long]](ExecutorMessages.GetStats)).toOption.map { counters =>
+    val endpoints = masterRef(env).askSync[Map[String, (String, RpcEndpointRef)]](
+      GetExecutorEndpoints)
+    endpoints.flatMap { case (id, (transport, ref)) =>
+      Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
         val withName = counters + ("transport.verbs" -> (if (transport == "verbs") 1L else 0L))
         id -> withName.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
       }

@@ -13,14 +13,14 @@ private[rdma] class RdmaExecutorEndpoint(
     override val rpcEnv: RpcEnv,
     stats: Supplier[java.util.Map[String, java.lang.Long]],
     release: MapOutputReleaser) extends ThreadSafeRpcEndpoint {
+  import RdmaMessages._
 
   override def receive: PartialFunction[Any, Unit] = {
-    case (ExecutorMessages.ReleaseMapOutput, shuffleId: Int, mapId: Long) =>
-      release.release(shuffleId, mapId)
+    case ReleaseMapOutput(shuffleId, mapId) => release.release(shuffleId, mapId)
   }
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
-    case ExecutorMessages.GetStats =>
+    case GetStats =>
       context.reply(stats.get().asScala.map { case (k, v) => k -> v.longValue() }.toMap)
   }
 }

@@ -4,7 +4,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import scala.util.control.NonFatal
 
-import org.apache.spark.rpc.{RpcCallContext, RpcEnv, ThreadSafeRpcEndpoint}
+import org.apache.spark.rpc.{RpcCallContext, RpcEndpointRef, RpcEnv, ThreadSafeRpcEndpoint}
 import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
 
@@ -17,7 +17,11 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress
 private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
   extends ThreadSafeRpcEndpoint {
 
-  private val transports = new ConcurrentHashMap[String, RegisterTransport]()
+  import RdmaMessages._
+
+  private case class Registered(transport: String, peer: PeerAddress, ref: RpcEndpointRef)
+
+  private val transports = new ConcurrentHashMap[String, Registered]()
   private val tables = new ConcurrentHashMap[Int, ConcurrentHashMap[Long, Array[Byte]]]()
 
   override def receive: PartialFunction[Any, Unit] = {
@@ -25,15 +29,15 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
       // Map ids are task attempt ids, unique in the application: this entry is that attempt's.
       Option(tables.get(shuffleId)).foreach(_.remove(mapId))
       Option(transports.get(executorId)).foreach { r =>
-        try r.ref.send((ExecutorMessages.ReleaseMapOutput, shuffleId, mapId)) catch {
+        try r.ref.send(ReleaseMapOutput(shuffleId, mapId)) catch {
           case NonFatal(_) => // executor gone: its registrations went with it
         }
       }
   }
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
-    case r: RegisterTransport =>
-      transports.put(r.executorId, r)
+    case RegisterTransport(executorId, transport, peer, ref) =>
+      transports.put(executorId, Registered(transport, peer, ref))
       context.reply(true)
 
     case PublishMapOutput(shuffleId, mapId, entry) =>
@@ -44,15 +48,14 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
     case GetShuffleTable(shuffleId) =>
       val entries = Option(tables.get(shuffleId)).map(_.values().asScala.toSeq).getOrElse(Nil)
       val peers = transports.asScala.map { case (id, r) => id -> r.peer }.toMap
-      context.reply(ShuffleTable.toWire(ShuffleTable(DescriptorCodec.table(entries.asJava), peers)))
+      context.reply(ShuffleTable.wire(DescriptorCodec.table(entries.asJava), peers))
 
     case ForgetShuffle(shuffleId) =>
       tables.remove(shuffleId)
       context.reply(true)
 
     case GetExecutorEndpoints =>
-      context.reply(ExecutorEndpoints(
-        transports.asScala.map { case (id, r) => id -> (r.transport, r.ref) }.toMap))
+      context.reply(transports.asScala.map { case (id, r) => id -> ((r.transport, r.ref)) }.toMap)
   }
 
   /** Number of shuffles with published outputs (for tests of cleanup). */

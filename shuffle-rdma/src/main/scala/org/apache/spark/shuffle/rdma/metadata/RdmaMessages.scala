@@ -6,61 +6,104 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress
 /**
  * Messages between executors and the driver's RdmaMasterEndpoint (Spark RPC).
  *
- * What an executor receives (replies to its asks, and messages to its endpoint) is made of
- * JDK and Scala library types only: an executor's RpcEnv decodes them on its network threads
- * with the class loader it started with, which may not see the plugin's classes when the
- * plugin came with --jars. The case classes below travel only towards the driver.
+ * On the wire every message is a tuple tagged with a string and made of JDK, Scala and Spark
+ * types only, never of the plugin's own classes: with `spark-submit --jars` (Spark 4) the
+ * plugin's classes live in the executor's user class loader, while Spark's RPC deserializes
+ * with the loader the RpcEnv was created with, which cannot see them (a plugin case class
+ * arriving on an executor is a ClassNotFoundException that makes the executor exit). Each
+ * object below builds its message (`apply`) and recognizes it (`unapply`), so endpoints
+ * match on them as on case classes.
  */
-private[rdma] sealed trait RdmaMessage extends Serializable
+private[rdma] object RdmaMessages {
+  private val P = "rdma-shuffle."
 
-/** An executor's transport is up: where it serves, and its endpoint for stats queries. */
-private[rdma] case class RegisterTransport(
-    executorId: String,
-    transport: String,
-    peer: PeerAddress,
-    ref: RpcEndpointRef) extends RdmaMessage
+  /** An executor's transport is up: where it serves, and its endpoint for stats queries. */
+  object RegisterTransport {
+    private val Tag = P + "registerTransport"
+    def apply(executorId: String, transport: String, peer: PeerAddress,
+        ref: RpcEndpointRef): AnyRef = (Tag, executorId, transport, peer.host, peer.port, ref)
+    def unapply(m: Any): Option[(String, String, PeerAddress, RpcEndpointRef)] = m match {
+      case (Tag, id: String, transport: String, host: String, port: Int, ref: RpcEndpointRef) =>
+        Some((id, transport, new PeerAddress(host, port), ref))
+      case _ => None
+    }
+  }
 
-/** A map output is registered; `entry` is DescriptorCodec.encodeEntry of its descriptor. */
-private[rdma] case class PublishMapOutput(shuffleId: Int, mapId: Long, entry: Array[Byte])
-  extends RdmaMessage
+  /** A map output is registered; `entry` is DescriptorCodec.encodeEntry of its descriptor. */
+  object PublishMapOutput {
+    private val Tag = P + "publish"
+    def apply(shuffleId: Int, mapId: Long, entry: Array[Byte]): AnyRef =
+      (Tag, shuffleId, mapId, entry)
+    def unapply(m: Any): Option[(Int, Long, Array[Byte])] = m match {
+      case (Tag, shuffleId: Int, mapId: Long, entry: Array[Byte]) => Some((shuffleId, mapId, entry))
+      case _ => None
+    }
+  }
 
-/** Ask for every descriptor of a shuffle and the serving address of every executor. */
-private[rdma] case class GetShuffleTable(shuffleId: Int) extends RdmaMessage
+  /**
+   * Ask for every descriptor of a shuffle and the serving address of every executor. The
+   * reply is `ShuffleTable.wire`: (DescriptorCodec table, executor -> (host, port)).
+   */
+  object GetShuffleTable {
+    private val Tag = P + "getTable"
+    def apply(shuffleId: Int): AnyRef = (Tag, shuffleId)
+    def unapply(m: Any): Option[Int] = m match {
+      case (Tag, shuffleId: Int) => Some(shuffleId)
+      case _ => None
+    }
+  }
 
-/** A shuffle's table as the reader uses it; on the wire it is ShuffleTable.Wire. */
-private[rdma] case class ShuffleTable(
-    table: Array[Byte],
-    peers: Map[String, PeerAddress])
+  object ForgetShuffle {
+    private val Tag = P + "forget"
+    def apply(shuffleId: Int): AnyRef = (Tag, shuffleId)
+    def unapply(m: Any): Option[Int] = m match {
+      case (Tag, shuffleId: Int) => Some(shuffleId)
+      case _ => None
+    }
+  }
+
+  /** Reply: executor id -> (transport name, stats endpoint). Driver-local. */
+  val GetExecutorEndpoints: String = P + "getExecutorEndpoints"
+
+  /** Driver to executor: report your counters. Reply: Map[String, Long]. */
+  val GetStats: String = P + "getStats"
+
+  /**
+   * A map task attempt that ran on `executorId` ended without success (failed or killed
+   * after its output may have been committed and registered): Spark never tracks that
+   * output, so the driver forgets its descriptor and the executor releases its registration.
+   */
+  object ReleaseUncommitted {
+    private val Tag = P + "releaseUncommitted"
+    def apply(shuffleId: Int, mapId: Long, executorId: String): AnyRef =
+      (Tag, shuffleId, mapId, executorId)
+    def unapply(m: Any): Option[(Int, Long, String)] = m match {
+      case (Tag, shuffleId: Int, mapId: Long, executorId: String) =>
+        Some((shuffleId, mapId, executorId))
+      case _ => None
+    }
+  }
+
+  /** Driver to executor: release the registration of this map output. */
+  object ReleaseMapOutput {
+    private val Tag = P + "release"
+    def apply(shuffleId: Int, mapId: Long): AnyRef = (Tag, shuffleId, mapId)
+    def unapply(m: Any): Option[(Int, Long)] = m match {
+      case (Tag, shuffleId: Int, mapId: Long) => Some((shuffleId, mapId))
+      case _ => None
+    }
+  }
+}
+
+/** A shuffle's descriptor table and peers, as the executor uses it (never sent as such). */
+private[rdma] case class ShuffleTable(table: Array[Byte], peers: Map[String, PeerAddress])
 
 private[rdma] object ShuffleTable {
-  /** (encoded descriptors, executor id -> (host, port)): JDK and Scala types only. */
   type Wire = (Array[Byte], Map[String, (String, Int)])
 
-  def toWire(t: ShuffleTable): Wire =
-    (t.table, t.peers.map { case (id, p) => id -> ((p.host, p.port)) })
+  def wire(table: Array[Byte], peers: Map[String, PeerAddress]): Wire =
+    (table, peers.map { case (id, p) => id -> ((p.host, p.port)) })
 
   def fromWire(w: Wire): ShuffleTable =
     ShuffleTable(w._1, w._2.map { case (id, (host, port)) => id -> new PeerAddress(host, port) })
 }
-
-private[rdma] case class ForgetShuffle(shuffleId: Int) extends RdmaMessage
-
-private[rdma] case object GetExecutorEndpoints extends RdmaMessage
-
-private[rdma] case class ExecutorEndpoints(refs: Map[String, (String, RpcEndpointRef)])
-  extends RdmaMessage
-
-/** Driver to executor: report your counters (a String, see above). */
-private[rdma] object ExecutorMessages {
-  val GetStats = "spark-shuffle-rdma:get-stats"
-  val ReleaseMapOutput = "spark-shuffle-rdma:release-map-output"
-}
-
-/**
- * A map task attempt that ran on `executorId` ended without success (failed or killed after
- * its output may have been committed and registered): Spark never tracks that output, so
- * the driver forgets its descriptor and the executor releases its registration.
- */
-private[rdma] case class ReleaseUncommitted(shuffleId: Int, mapId: Long, executorId: String)
-  extends RdmaMessage
-

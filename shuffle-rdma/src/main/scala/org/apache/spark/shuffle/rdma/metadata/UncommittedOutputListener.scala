@@ -28,7 +28,7 @@ private[rdma] class UncommittedOutputListener(master: RpcEndpointRef) extends Sp
     case Success =>
     case _ if e.taskType == "ShuffleMapTask" && e.taskInfo != null =>
       Option(shuffleOfStage.get(e.stageId)).foreach { shuffleId =>
-        master.send(ReleaseUncommitted(shuffleId.intValue, e.taskInfo.taskId,
+        master.send(RdmaMessages.ReleaseUncommitted(shuffleId.intValue, e.taskInfo.taskId,
           e.taskInfo.executorId))
       }
     case _ =>

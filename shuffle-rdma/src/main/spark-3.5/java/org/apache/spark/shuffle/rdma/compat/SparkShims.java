@@ -12,7 +12,7 @@ import scala.Option;
 public final class SparkShims {
   private SparkShims() {}
 
-  /** The Spark line this jar was built for, e.g. "3.5" (checked at startup). */
+  /** The Spark line this jar is for: Spark 3.5.x (RdmaShuffleManager refuses another). */
   public static final String LINE = "3.5";
 
   /** Netty transport settings of {@code module} from the Spark configuration. */
