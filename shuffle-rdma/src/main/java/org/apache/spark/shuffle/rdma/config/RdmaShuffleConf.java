@@ -22,6 +22,7 @@ public final class RdmaShuffleConf {
   private final String device;
   private final long regionSize;
   private final int maxReadsInFlightPerPeer;
+  private final long maxReadSize;
   private final long readTimeoutMs;
   private final boolean allowUnencryptedRdma;
   private final long connectTimeoutMs;
@@ -37,6 +38,7 @@ public final class RdmaShuffleConf {
     this.device = get(conf, RdmaConf.DEVICE());
     this.regionSize = (Long) get(conf, RdmaConf.REGION_SIZE());
     this.maxReadsInFlightPerPeer = (Integer) get(conf, RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
+    this.maxReadSize = (Long) get(conf, RdmaConf.MAX_READ_SIZE());
     this.readTimeoutMs = (Long) get(conf, RdmaConf.READ_TIMEOUT());
     this.allowUnencryptedRdma = (Boolean) get(conf, RdmaConf.ALLOW_UNENCRYPTED_RDMA());
     this.connectTimeoutMs = (Long) get(conf, RdmaConf.CONNECT_TIMEOUT());
@@ -133,6 +135,11 @@ public final class RdmaShuffleConf {
 
   public int maxReadsInFlightPerPeer() {
     return maxReadsInFlightPerPeer;
+  }
+
+  /** Longest single read; larger blocks are read in pieces. */
+  public long maxReadSize() {
+    return maxReadSize;
   }
 
   public long readTimeoutMs() {

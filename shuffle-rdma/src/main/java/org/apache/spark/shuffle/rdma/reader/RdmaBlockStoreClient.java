@@ -65,11 +65,11 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
           unregistered.add(id);
           continue;
         }
-        if (peer != null && !peer.equals(b.location.peer)) {
+        if (peer != null && !peer.equals(b.peer)) {
           throw new IOException("executor " + execId + " changed its transport address from "
-              + peer + " to " + b.location.peer);
+              + peer + " to " + b.peer);
         }
-        peer = b.location.peer;
+        peer = b.peer;
         blocks.add(b);
       } catch (IOException | RuntimeException e) {
         stats.failedBlocks.incrementAndGet();

@@ -18,6 +18,13 @@ public interface TransportChannel {
    */
   void read(List<ReadRequest> batch);
 
+  /**
+   * Longest single read this channel accepts. Callers split larger ranges into pieces of at
+   * most this many bytes (verbs: a fraction of the receive pool, so several pieces can be in
+   * flight at once; tcp: spark.shuffle.rdma.maxReadSize within its frame limit).
+   */
+  int maxReadLength();
+
   /** False once the connection broke; {@link ShuffleTransport#connect} then makes a new one. */
   boolean isActive();
 }

@@ -73,6 +73,16 @@ object RdmaConf {
       .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
       .createWithDefault(256)
 
+  val MAX_READ_SIZE: ConfigEntry[Long] = ConfigBuilder(PREFIX + "maxReadSize")
+    .doc("Longest single one-sided read. A block larger than this (or than a quarter of " +
+      "spark.shuffle.rdma.verbs.receivePoolSize on verbs, whichever is smaller) is read in " +
+      "pieces of at most this size; blocks over spark.network.maxRemoteBlockSizeFetchToMem " +
+      "stream piece by piece into Spark's download file, smaller ones are assembled in memory.")
+    .version(V)
+    .bytesConf(ByteUnit.BYTE)
+    .checkValue(v => v >= (64L << 10) && v <= (1L << 30), "must be in [64k, 1g]")
+    .createWithDefaultString("32m")
+
   val READ_TIMEOUT: ConfigEntry[Long] = ConfigBuilder(PREFIX + "readTimeout")
     .doc("A read that has not completed after this long fails (and so does the fetch, " +
       "which Spark turns into a fetch failure and a map stage retry).")
@@ -112,7 +122,8 @@ object RdmaConf {
     ConfigBuilder(PREFIX + "verbs.receivePoolSize")
       .doc("Memory registered once at startup on the verbs transport that RDMA READs land in " +
         "(reused, never registered on the read path). Bounds the bytes of reads in flight " +
-        "plus fetched blocks not yet released; one read can be at most this large. Counts " +
+        "plus fetched blocks not yet released; reads are at most a quarter of it (larger " +
+        "blocks are read in pieces). Counts " +
         "against the memlock limit.")
       .version(V)
       .bytesConf(ByteUnit.BYTE)
@@ -121,6 +132,6 @@ object RdmaConf {
 
   val ALL: Seq[ConfigEntry[_]] = Seq(
     TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
-    READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
+    MAX_READ_SIZE, READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
     VERBS_RECEIVE_POOL_SIZE)
 }

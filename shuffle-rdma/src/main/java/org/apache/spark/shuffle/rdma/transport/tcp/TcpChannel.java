@@ -25,25 +25,39 @@ import org.apache.spark.shuffle.rdma.transport.TransportStats;
  * response handler keys outstanding fetches by their ids, and they would collide).
  */
 final class TcpChannel implements TransportChannel {
+  /**
+   * Longest read served in one response frame: network-common holds a frame in one Netty
+   * buffer, and regions are at most 1 GiB anyway.
+   */
+  static final int FRAME_LIMIT = 1 << 30;
+
   private final PeerAddress peer;
   private final TransportClient client;
   private final int maxInFlight;
+  private final int maxReadLength;
   private final TransportStats stats;
 
   // All guarded by this.
   private final ArrayDeque<ReadRequest> waiting = new ArrayDeque<>();
   private final HashMap<StreamChunkId, List<ReadRequest>> inFlight = new HashMap<>();
 
-  TcpChannel(PeerAddress peer, TransportClient client, int maxInFlight, TransportStats stats) {
+  TcpChannel(PeerAddress peer, TransportClient client, int maxInFlight, long maxReadSize,
+      TransportStats stats) {
     this.peer = peer;
     this.client = client;
     this.maxInFlight = maxInFlight;
+    this.maxReadLength = (int) Math.min(maxReadSize, FRAME_LIMIT);
     this.stats = stats;
   }
 
   @Override
   public PeerAddress peer() {
     return peer;
+  }
+
+  @Override
+  public int maxReadLength() {
+    return maxReadLength;
   }
 
   @Override

@@ -135,7 +135,7 @@ public final class TcpTransport implements ShuffleTransport {
     }
     stats.connectionsOpened.incrementAndGet();
     TcpChannel fresh = new TcpChannel(peer, client, settings.conf().maxReadsInFlightPerPeer(),
-        stats);
+        settings.conf().maxReadSize(), stats);
     channels.put(peer, fresh);
     return fresh;
   }

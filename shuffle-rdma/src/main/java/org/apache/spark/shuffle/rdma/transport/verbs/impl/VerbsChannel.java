@@ -22,6 +22,7 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.VerbsSizing;
 import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
 import org.apache.spark.shuffle.rdma.transport.verbs.SlotTable;
 import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
@@ -54,6 +55,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   private final ReceivePool pool;
   private final TransportStats stats;
   private final long readTimeoutNanos;
+  private final int maxReadLength;
   private int depth;
   private final AtomicBoolean destroying = new AtomicBoolean();
 
@@ -85,12 +87,24 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     this.pool = transport.pool();
     this.stats = transport.stats();
     this.readTimeoutNanos = transport.settings().conf().readTimeoutMs() * 1_000_000L;
+    this.maxReadLength = VerbsSizing.maxReadLength(pool.capacity(),
+        transport.settings().conf().maxReadSize());
     this.depth = depth;
   }
 
   @Override
   public PeerAddress peer() {
     return peer;
+  }
+
+  /**
+   * A quarter of the receive pool (a power of two, so the buddy allocator wastes nothing),
+   * at most spark.shuffle.rdma.maxReadSize: several pieces of one large block are in flight
+   * at once and other reads still find memory.
+   */
+  @Override
+  public int maxReadLength() {
+    return maxReadLength;
   }
 
   @Override
