@@ -3,8 +3,9 @@
 # rxe0 ACTIVE). Env: RDMA_DEVICE (e.g. rxe0), GUEST_IP (the IPv4 of rxe0's netdev).
 # Payload layout (bin/make-verbs-vm-payload): this script, lib/*.jar (shuffle-rdma.jar + the
 # Spark runtime jars), app/demo.jar + app/log4j2-demo.properties, jvm-opens.
-# Three phases, each must pass: the doctor, the verbs transport's two-JVM self-test, and a
-# Spark job on local-cluster (separate executor JVMs) with spark.shuffle.rdma.transport=verbs.
+# Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test, a Spark
+# job on local-cluster (separate executor JVMs) with spark.shuffle.rdma.transport=verbs, and
+# a skewed job (SkewDemo) whose blocks are larger than the receive pool.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${GUEST_IP:?GUEST_IP must be set}"
@@ -37,7 +38,7 @@ cat "$work/client.log"
 wait "$server_pid" || status=$((status == 0 ? 1 : status))
 server_pid=
 echo "-- server log"; tail -n 50 "$work/server.log"
-{ grep -E "rounds|: ok|PASS|client stats" "$work/client.log" || true; } | while read -r l; do phase "  $l"; done
+{ grep -E "rounds|: ok|PASS|client stats|reads of at most|reads failed|pinned|map mode" "$work/client.log" "$work/server.log" -h || true; } | while read -r l; do phase "  $l"; done
 [[ $status -eq 0 ]] || { phase "verbs self-test FAILED (status $status)"; exit "$status"; }
 
 # The Spark job: the README's demo (sort shuffle, then the RDMA manager, in one driver) on
@@ -80,4 +81,39 @@ timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "
 job=${PIPESTATUS[0]}
 set -e
 [[ $job -eq 0 ]] || { phase "Spark job on verbs FAILED (status $job)"; exit 1; }
+
+# A skewed shuffle (SkewDemo): per map task a ${SKEW_MB:=12} MiB block for partition 0, with
+# a 4 MiB receive pool (reads of at most 1 MiB), 4 MiB regions (the block crosses region
+# boundaries) and maxRemoteBlockSizeFetchToMem=2m (it streams into Spark's download file).
+# SkewDemo exits 1 unless the result equals the sort shuffle's, the large blocks took several
+# reads and at least one block went to disk; its counters give reads per block, reconnects
+# and the bytes pinned as private copies.
+phase "skewed Spark job on verbs: local-cluster[2,1,768], ${SKEW_MB} MiB per map to one partition"
+set +e
+timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "$cp" \
+  org.apache.spark.deploy.SparkSubmit \
+  --master 'local-cluster[2,1,768]' \
+  --class org.apache.spark.shuffle.rdma.demo.SkewDemo \
+  --conf spark.executor.extraClassPath="$cp" \
+  --conf "spark.executor.extraJavaOptions=$exec_opts" \
+  --conf spark.executor.memory=512m \
+  --conf spark.shuffle.rdma.transport=verbs \
+  --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
+  --conf spark.shuffle.rdma.verbs.receivePoolSize=4m \
+  --conf spark.shuffle.rdma.regionSize=4m \
+  --conf spark.network.maxRemoteBlockSizeFetchToMem=2m \
+  --conf spark.shuffle.readHostLocalDisk=false \
+  --conf spark.driver.host="$GUEST_IP" \
+  --conf spark.ui.enabled=false \
+  --conf spark.network.timeout=600s \
+  --conf spark.executor.heartbeatInterval=60s \
+  "$here/app/demo.jar" "$SKEW_MB" 4 2 2>&1 | while IFS= read -r l; do
+    case "$l" in
+      "== "*|*"plugin reader."*|*"plugin transport."*) phase "  $l" ;;
+      *) echo "$l" ;;
+    esac
+  done
+job=${PIPESTATUS[0]}
+set -e
+[[ $job -eq 0 ]] || { phase "skewed Spark job on verbs FAILED (status $job)"; exit 1; }
 phase "all guest tests passed"

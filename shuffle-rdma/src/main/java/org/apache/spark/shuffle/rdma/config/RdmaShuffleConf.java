@@ -28,6 +28,7 @@ public final class RdmaShuffleConf {
   private final long connectTimeoutMs;
   private final int verbsCompletionThreads;
   private final long verbsReceivePoolSize;
+  private final String verbsMapMode;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -44,6 +45,7 @@ public final class RdmaShuffleConf {
     this.connectTimeoutMs = (Long) get(conf, RdmaConf.CONNECT_TIMEOUT());
     this.verbsCompletionThreads = (Integer) get(conf, RdmaConf.VERBS_COMPLETION_THREADS());
     this.verbsReceivePoolSize = (Long) get(conf, RdmaConf.VERBS_RECEIVE_POOL_SIZE());
+    this.verbsMapMode = get(conf, RdmaConf.VERBS_MAP_MODE());
   }
 
   @SuppressWarnings("unchecked")
@@ -181,5 +183,10 @@ public final class RdmaShuffleConf {
   /** Bytes registered once for RDMA READ destinations on the verbs transport. */
   public long verbsReceivePoolSize() {
     return verbsReceivePoolSize;
+  }
+
+  /** auto, shared, sharedWritable or private (see MapModeChoice). */
+  public String verbsMapMode() {
+    return verbsMapMode;
   }
 }

@@ -87,23 +87,48 @@ public final class MapOutputRegistry {
 
   private RegisteredRegion mapAndRegister(File file, long offset, long length,
       List<MappedByteBuffer> mappings, List<RegisteredRegion> regions) throws IOException {
-    MappedByteBuffer mapping;
     FileChannel.MapMode mode = transport.registrationMapMode();
-    // A PRIVATE mapping needs a channel open for writing (a JDK rule); the mapping is
-    // copy-on-write, so the file itself is never written.
+    BackingCheck backing = backingCheck(file, offset + length);
+    MappedByteBuffer mapping = map(file, mode, offset, length);
+    RegisteredRegion region;
+    try {
+      region = transport.register(mapping, backing, mode);
+    } catch (IOException e) {
+      StorageUtils.dispose(mapping);
+      // The kernel refused to pin this kind of mapping: the transport may know a mode that
+      // works (verbs: PRIVATE copies); it keeps using that one afterwards.
+      FileChannel.MapMode fallback = transport.registrationFallback(mode, e);
+      if (fallback == null || fallback == mode) {
+        throw e;
+      }
+      mapping = map(file, fallback, offset, length);
+      try {
+        region = transport.register(mapping, backing, fallback);
+      } catch (IOException | RuntimeException e2) {
+        StorageUtils.dispose(mapping);
+        e2.addSuppressed(e);
+        throw e2;
+      }
+    } catch (RuntimeException e) {
+      StorageUtils.dispose(mapping);
+      throw e;
+    }
+    mappings.add(mapping);
+    regions.add(region);
+    return region;
+  }
+
+  /**
+   * Maps [offset, offset + length) of the file. Writable modes (PRIVATE, and the shared
+   * READ_WRITE mapping verbs uses before Linux 6.2) need a channel open for writing (a JDK
+   * rule); nothing ever writes through the mapping, so the file is not modified.
+   */
+  private static MappedByteBuffer map(File file, FileChannel.MapMode mode, long offset,
+      long length) throws IOException {
     try (FileChannel ch = mode == FileChannel.MapMode.READ_ONLY
         ? FileChannel.open(file.toPath(), StandardOpenOption.READ)
         : FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      mapping = ch.map(mode, offset, length);
-    }
-    try {
-      RegisteredRegion region = transport.register(mapping, backingCheck(file, offset + length));
-      mappings.add(mapping);
-      regions.add(region);
-      return region;
-    } catch (IOException | RuntimeException e) {
-      StorageUtils.dispose(mapping);
-      throw e;
+      return ch.map(mode, offset, length);
     }
   }
 

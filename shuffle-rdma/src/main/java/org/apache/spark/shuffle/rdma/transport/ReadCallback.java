@@ -3,8 +3,10 @@ package org.apache.spark.shuffle.rdma.transport;
 import org.apache.spark.network.buffer.ManagedBuffer;
 
 /**
- * Completion of a {@link ReadRequest}. Called once per request, on a transport thread:
- * keep it short and never block in it.
+ * Completion of a {@link ReadRequest}. Called once per request, on a transport thread (tcp:
+ * a Netty event loop; verbs: the transport's callback executor, never the thread polling
+ * the completion queue): keep it short and never block in it. Callbacks of different
+ * requests may run concurrently.
  */
 public interface ReadCallback {
 

@@ -50,13 +50,31 @@ public interface ShuffleTransport extends Closeable {
 
   /**
    * How a file must be mapped for {@link #register}. READ_ONLY (a shared read-only mapping)
-   * by default; a transport whose kernel pinning needs a writable-capable mapping (verbs:
-   * Linux before 6.2 pins user memory with FOLL_WRITE|FOLL_FORCE even for READ-only
-   * registrations, which a read-only shared file mapping refuses with EFAULT) asks for
-   * PRIVATE. Either way nothing writes to the mapping and the file is never modified.
+   * by default; verbs chooses per kernel (see MapModeChoice): READ_ONLY from Linux 6.2,
+   * READ_WRITE (shared, the file opened read-write) before, since those kernels pin with
+   * FOLL_WRITE|FOLL_FORCE, which a read-only shared mapping refuses; PRIVATE only as the
+   * fallback. Whatever the mode, nothing writes to the mapping and the file is never modified.
    */
   default FileChannel.MapMode registrationMapMode() {
     return FileChannel.MapMode.READ_ONLY;
+  }
+
+  /**
+   * Like {@link #register(ByteBuffer, BackingCheck)} for a file mapped with {@code mappedAs}
+   * (a transport may account for how the kernel pins it).
+   */
+  default RegisteredRegion register(ByteBuffer memory, BackingCheck backing,
+      FileChannel.MapMode mappedAs) throws IOException {
+    return register(memory, backing);
+  }
+
+  /**
+   * Registering a file mapped with {@code failed} failed with {@code why}: the mode to map it
+   * with and try once more, or null to give up. From then on {@link #registrationMapMode}
+   * returns that mode.
+   */
+  default FileChannel.MapMode registrationFallback(FileChannel.MapMode failed, IOException why) {
+    return null;
   }
 
   /**

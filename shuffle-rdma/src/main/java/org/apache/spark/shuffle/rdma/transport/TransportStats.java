@@ -20,6 +20,15 @@ public final class TransportStats {
   public final AtomicLong regionsRegistered = new AtomicLong();
   public final AtomicLong bytesRegistered = new AtomicLong();
   public final AtomicLong connectionsOpened = new AtomicLong();
+  /** Connections replaced because one read's error broke them (verbs: the RC QP). */
+  public final AtomicLong reconnects = new AtomicLong();
+  /**
+   * Gauge: registered bytes whose pages the kernel pinned as private copies (verbs with a
+   * PRIVATE mapping); 0 when the page cache itself is registered.
+   */
+  public final AtomicLong pinnedCopiedBytes = new AtomicLong();
+  /** Reads posted again on the replacement connection (flushed or waiting at the break). */
+  public final AtomicLong readsRetried = new AtomicLong();
 
   /** A point-in-time copy, keyed by counter name. */
   public Map<String, Long> snapshot() {
@@ -35,6 +44,9 @@ public final class TransportStats {
     m.put("regionsRegistered", regionsRegistered.get());
     m.put("bytesRegistered", bytesRegistered.get());
     m.put("connectionsOpened", connectionsOpened.get());
+    m.put("reconnects", reconnects.get());
+    m.put("readsRetried", readsRetried.get());
+    m.put("pinnedCopiedBytes", pinnedCopiedBytes.get());
     return m;
   }
 }

@@ -130,8 +130,22 @@ object RdmaConf {
       .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
       .createWithDefaultString("128m")
 
+  val VERBS_MAP_MODE: ConfigEntry[String] = ConfigBuilder(PREFIX + "verbs.mapMode")
+    .doc("How the verbs transport maps map output files for registration. 'shared': shared " +
+      "read-only, pins the page cache (needs Linux 6.2+). 'sharedWritable': shared read-write " +
+      "of the file opened read-write; pins the page cache on older kernels too (pages are " +
+      "marked dirty; nothing writes to them). 'private': copy-on-write; the kernel pins a " +
+      "private copy of every page (map outputs held twice, counted as executor memory; gauge " +
+      "transport.pinnedCopiedBytes). 'auto': shared from 6.2, else sharedWritable, and private " +
+      "only if registering that fails; logged once per executor.")
+    .version(V)
+    .stringConf
+    .transform(_.trim)
+    .checkValues(Set("auto", "shared", "sharedWritable", "private"))
+    .createWithDefault("auto")
+
   val ALL: Seq[ConfigEntry[_]] = Seq(
     TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
     MAX_READ_SIZE, READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
-    VERBS_RECEIVE_POOL_SIZE)
+    VERBS_RECEIVE_POOL_SIZE, VERBS_MAP_MODE)
 }

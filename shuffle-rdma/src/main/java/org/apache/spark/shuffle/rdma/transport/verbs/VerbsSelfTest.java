@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadCallback;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -37,14 +38,17 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  *   java -cp 'lib/*' ...VerbsSelfTest client &lt;ip&gt; &lt;dir&gt;
  * </pre>
  * The server runs two transports (two "peers") serving mmapped files; the client reads
- * many sizes and offsets byte-exact, checks that a wrong rkey and an out-of-bounds READ fail
- * with IBV_WC_REM_ACCESS_ERR while the other peer's channel keeps working and a reconnect
- * works, and that a region deregistered and registered again is refused under its old key
+ * many sizes and offsets byte-exact, reads a region four times its receive pool in pieces,
+ * checks that a wrong rkey and an out-of-bounds READ fail with IBV_WC_REM_ACCESS_ERR while the
+ * other peer's channel keeps working and a reconnect works, that one bad key in a batch fails
+ * exactly that read while the others to the same peer complete on a fresh connection, and that a region deregistered and registered again is refused under its old key
  * and readable under its new one. Exit status 0 on success.
  */
 public final class VerbsSelfTest {
   static final int SIZE_A = 64 << 20;
   static final int SIZE_B = 8 << 20;
+  /** The client's receive pool: smaller than SIZE_A, so reading all of it needs pieces. */
+  static final int CLIENT_POOL = 16 << 20;
 
   private VerbsSelfTest() {}
 
@@ -71,7 +75,7 @@ public final class VerbsSelfTest {
         .set("spark.shuffle.rdma.transport", "verbs")
         .set("spark.shuffle.rdma.bindAddress", ip)
         .set("spark.shuffle.rdma.port", Integer.toString(port))
-        .set("spark.shuffle.rdma.verbs.receivePoolSize", "64m")
+        .set("spark.shuffle.rdma.verbs.receivePoolSize", port == 0 ? (CLIENT_POOL >> 20) + "m" : "64m")
         .set("spark.shuffle.rdma.readTimeout", "20s");
     String dev = System.getenv("RDMA_DEVICE");
     if (dev != null && !dev.isEmpty()) {
@@ -81,7 +85,7 @@ public final class VerbsSelfTest {
         "verbs-selftest", 2));
   }
 
-  static MappedByteBuffer mapFile(Path file, int size) throws IOException {
+  static void writeFile(Path file, int size) throws IOException {
     byte[] chunk = new byte[1 << 20];
     try (OutputStream out = Files.newOutputStream(file)) {
       for (int base = 0; base < size; base += chunk.length) {
@@ -91,10 +95,49 @@ public final class VerbsSelfTest {
         out.write(chunk, 0, Math.min(chunk.length, size - base));
       }
     }
-    // Mapped the way the Spark layer maps map outputs for this transport.
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ,
-        StandardOpenOption.WRITE)) {
-      return ch.map(FileChannel.MapMode.PRIVATE, 0, size);
+  }
+
+  /** Nothing may have written to a registered file, whatever the mapping mode. */
+  static void checkUnchanged(Path file, int size) throws IOException {
+    byte[] chunk = new byte[1 << 20];
+    try (InputStream in = Files.newInputStream(file)) {
+      for (int base = 0; base < size; base += chunk.length) {
+        int n = in.readNBytes(chunk, 0, Math.min(chunk.length, size - base));
+        for (int i = 0; i < n; i++) {
+          if (chunk[i] != expected((long) base + i)) {
+            throw new AssertionError(file + " was modified at byte " + (base + i));
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Maps and registers a file the way the Spark layer (MapOutputRegistry) does: with the
+   * transport's mode for this kernel, and its fallback if the kernel refuses to pin that.
+   */
+  static RegisteredRegion registerFile(ShuffleTransport t, Path file, int size)
+      throws IOException {
+    FileChannel.MapMode mode = t.registrationMapMode();
+    try {
+      return t.register(map(file, mode, size), BackingCheck.NONE, mode);
+    } catch (IOException e) {
+      FileChannel.MapMode fallback = t.registrationFallback(mode, e);
+      if (fallback == null) {
+        throw e;
+      }
+      System.out.println("map mode " + mode + " refused (" + e.getMessage() + "), falling back to "
+          + fallback);
+      return t.register(map(file, fallback, size), BackingCheck.NONE, fallback);
+    }
+  }
+
+  private static MappedByteBuffer map(Path file, FileChannel.MapMode mode, int size)
+      throws IOException {
+    try (FileChannel ch = mode == FileChannel.MapMode.READ_ONLY
+        ? FileChannel.open(file, StandardOpenOption.READ)
+        : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      return ch.map(mode, 0, size);
     }
   }
 
@@ -102,11 +145,15 @@ public final class VerbsSelfTest {
 
   static void server(String ip, int port, Path dir) throws Exception {
     try (ShuffleTransport a = transport(ip, port); ShuffleTransport b = transport(ip, port + 1)) {
-      MappedByteBuffer fileA = mapFile(dir.resolve("a.bin"), SIZE_A);
-      MappedByteBuffer fileB = mapFile(dir.resolve("b.bin"), SIZE_B);
-      RegisteredRegion ra = a.register(fileA);
-      RegisteredRegion rb = a.register(fileB);
-      RegisteredRegion rc = b.register(fileB); // the second peer serves b.bin too
+      writeFile(dir.resolve("a.bin"), SIZE_A);
+      writeFile(dir.resolve("b.bin"), SIZE_B);
+      RegisteredRegion ra = registerFile(a, dir.resolve("a.bin"), SIZE_A);
+      RegisteredRegion rb = registerFile(a, dir.resolve("b.bin"), SIZE_B);
+      RegisteredRegion rc = registerFile(b, dir.resolve("b.bin"), SIZE_B); // second peer
+      System.out.println("map mode " + a.registrationMapMode() + " on kernel "
+          + System.getProperty("os.version") + ": pinned copied bytes "
+          + a.stats().pinnedCopiedBytes.get() + " of " + a.stats().bytesRegistered.get()
+          + " registered");
       Properties p = new Properties();
       put(p, "a", a.localAddress(), ra);
       put(p, "b", a.localAddress(), rb);
@@ -114,7 +161,7 @@ public final class VerbsSelfTest {
       publish(dir, "server.properties", p);
       waitFor(dir.resolve("cmd-reregister"));
       a.deregister(ra).get(30, TimeUnit.SECONDS);
-      RegisteredRegion ra2 = a.register(fileA);
+      RegisteredRegion ra2 = registerFile(a, dir.resolve("a.bin"), SIZE_A);
       Properties p2 = new Properties();
       put(p2, "a", a.localAddress(), ra2);
       publish(dir, "server2.properties", p2);
@@ -122,6 +169,9 @@ public final class VerbsSelfTest {
       a.deregister(ra2).get(30, TimeUnit.SECONDS);
       a.deregister(rb).get(30, TimeUnit.SECONDS);
       b.deregister(rc).get(30, TimeUnit.SECONDS);
+      checkUnchanged(dir.resolve("a.bin"), SIZE_A);
+      checkUnchanged(dir.resolve("b.bin"), SIZE_B);
+      System.out.println("registered files unchanged: ok");
       System.out.println("VerbsSelfTest server: stopped cleanly, stats " + a.stats().snapshot());
     }
   }
@@ -248,6 +298,13 @@ public final class VerbsSelfTest {
       manySizesAndOffsets(chC, c);
       System.out.println("byte-exact reads: ok");
 
+      largerThanThePool(chA, a, ip);
+      System.out.println("read larger than the receive pool, in pieces: ok");
+
+      oneBadReadAmongGoodOnes(t, b);
+      System.out.println("bad key fails one read, the others to that peer complete: ok");
+      chA = t.connect(a.peer());
+
       expectRemoteAccessError(chA, a.address(), a.key() ^ 0x5a5a, 4096, "wrong rkey");
       readOk(chC, c, 0, 1 << 20); // the other peer's channel is unaffected
       check(!chA.isActive(), "a channel whose QP failed reports inactive");
@@ -273,6 +330,76 @@ public final class VerbsSelfTest {
         Files.write(dir.resolve("cmd-stop"), new byte[0]); // lets the server exit either way
       }
     }
+  }
+
+  /**
+   * The whole 64 MiB region through a client pool of {@link #CLIENT_POOL} bytes: the range is
+   * planned the way the reader plans a large block, in pieces of the channel's
+   * maxReadLength, all posted as one batch, each checked byte-exact.
+   */
+  static void largerThanThePool(TransportChannel ch, Target t, String ip) throws Exception {
+    int maxRead = ch.maxReadLength();
+    check(maxRead <= CLIENT_POOL / 4, "maxReadLength " + maxRead + " must leave room in a pool of "
+        + CLIENT_POOL);
+    check(t.length() > CLIENT_POOL, "the target must be larger than the pool");
+    List<org.apache.spark.shuffle.rdma.reader.PiecePlan.Piece> pieces =
+        org.apache.spark.shuffle.rdma.reader.PiecePlan.plan(0, t.length(), t.length(), maxRead);
+    List<ReadRequest> batch = new ArrayList<>();
+    List<Outcome> outcomes = new ArrayList<>();
+    for (org.apache.spark.shuffle.rdma.reader.PiecePlan.Piece p : pieces) {
+      Outcome o = new Outcome(p.offsetInRegion);
+      outcomes.add(o);
+      batch.add(new ReadRequest(t.address() + p.offsetInRegion, t.key(), p.length, o, null));
+    }
+    long t0 = System.nanoTime();
+    ch.read(batch);
+    for (Outcome o : outcomes) {
+      o.done.get(120, TimeUnit.SECONDS);
+    }
+    System.out.printf("  %d bytes (pool %d) in %d reads of at most %d bytes, %d ms%n",
+        t.length(), CLIENT_POOL, pieces.size(), maxRead, (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  /**
+   * One batch to one peer: 24 good reads with one revoked (wrong) key in the middle. The bad
+   * read fails with a remote access error; the QP goes to error and flushes the reads behind
+   * it, which must complete anyway on a fresh connection (one reconnect).
+   */
+  static void oneBadReadAmongGoodOnes(ShuffleTransport t, Target good) throws Exception {
+    long reconnects = t.stats().reconnects.get();
+    long retried = t.stats().readsRetried.get();
+    TransportChannel ch = t.connect(good.peer());
+    List<ReadRequest> batch = new ArrayList<>();
+    List<Outcome> outcomes = new ArrayList<>();
+    Random rnd = new Random(9);
+    int bad = 8;
+    for (int i = 0; i < 24; i++) {
+      int len = 256 << 10;
+      long off = (long) (rnd.nextDouble() * (good.length() - len));
+      Outcome o = new Outcome(off);
+      outcomes.add(o);
+      int key = i == bad ? good.key() ^ 0x3c3c : good.key();
+      batch.add(new ReadRequest(good.address() + off, key, len, o, null));
+    }
+    ch.read(batch);
+    int failed = 0;
+    for (int i = 0; i < outcomes.size(); i++) {
+      try {
+        outcomes.get(i).done.get(120, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        failed++;
+        String m = String.valueOf(e.getCause().getMessage());
+        check(i == bad, "read " + i + " (good key) failed: " + m);
+        check(m.contains("IBV_WC_REM_ACCESS_ERR"), "the bad read must fail with its own error: "
+            + m);
+      }
+    }
+    check(failed == 1, failed + " reads failed, expected exactly the bad one");
+    long moved = t.stats().readsRetried.get() - retried;
+    long again = t.stats().reconnects.get() - reconnects;
+    check(again == 1, again + " reconnects, expected 1");
+    System.out.printf("  1 of %d reads failed, %d posted again on a fresh connection, %d "
+        + "reconnect%n", outcomes.size(), moved, again);
   }
 
   static void manySizesAndOffsets(TransportChannel ch, Target t) throws Exception {

@@ -114,9 +114,10 @@ final class CmEventLoop implements Runnable {
     }
   }
 
-  /** Stops the thread after the queued tasks ran; waits for it. */
-  void stop() throws InterruptedException {
+  /** Stops the thread after the queued tasks ran; waits up to 10 s. True once it ended. */
+  boolean stop() throws InterruptedException {
     running = false;
     thread.join(10_000);
+    return !thread.isAlive();
   }
 }

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * One of the few threads that serve completions for all connections: it owns a completion
  * channel shared by the CQs of the channels assigned to it, sleeps on it, and on every
  * wake-up (or tick) drains each of its CQs, re-arms them and checks read timeouts. A fixed
- * number of these exists per transport, however many peers there are.
+ * number of these exists per transport, however many peers there are. It runs no callback:
+ * completed reads go to the transport's callback executor.
  */
 final class CompletionWorker implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(CompletionWorker.class);
@@ -90,10 +91,14 @@ final class CompletionWorker implements Runnable {
     }
   }
 
-  /** Stops the thread; the caller then destroys the CQs and this completion channel. */
-  void stop() throws InterruptedException {
+  /**
+   * Stops the thread and waits up to 10 s for it. True once it ended: only then may the
+   * caller destroy the CQs it polls and this completion channel.
+   */
+  boolean stop() throws InterruptedException {
     running = false;
     thread.join(10_000);
+    return !thread.isAlive();
   }
 
   void destroy() {

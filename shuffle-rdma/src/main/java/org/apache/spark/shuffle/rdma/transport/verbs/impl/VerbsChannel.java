@@ -24,6 +24,7 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsSizing;
 import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
+import org.apache.spark.shuffle.rdma.transport.verbs.ReadRecovery;
 import org.apache.spark.shuffle.rdma.transport.verbs.SlotTable;
 import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
 
@@ -34,9 +35,18 @@ import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
  * ibv_post_send, one doorbell per chain) while a send-queue slot and receive-pool memory
  * are free; the slot number is the work request id. Posting reuses pre-built
  * SVCPostSend objects (one per chain length), so the hot path allocates nothing in DiSNI.
- * Completions arrive on the owning {@link CompletionWorker}. An error completion fails the
- * read with the status name and fails this channel (an RC QP in error is dead), which
- * flushes the rest; other peers' channels have their own QP and CQ and are not affected.
+ * Completions arrive on the owning {@link CompletionWorker}, which only polls: each
+ * completed read's callback runs on the transport's callback executor, and its receive-pool
+ * memory returns to the pool after the callback.
+ *
+ * <p>Failures are isolated per read ({@link ReadRecovery}): a completion with its own error
+ * fails that read only. The QP is then in error and the device flushes every other posted
+ * read; this channel stops, a fresh connection to the same peer is started at once (counted
+ * in {@code transport.reconnects}), and the flushed reads plus the ones still waiting are
+ * posted there once, as are reads handed to this channel afterwards. A read flushed on that
+ * second connection too fails. A channel that breaks without a read's error (timeout,
+ * disconnect, failed post, close) fails its reads. Other peers' channels have their own QP
+ * and CQ and are not affected.
  */
 final class VerbsChannel implements TransportChannel, CmHandler {
   /** Longest chain posted with one doorbell. */
@@ -65,6 +75,9 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   private long failedAt;
   private SlotTable slots;
   private final ArrayDeque<ReadRequest> waiting = new ArrayDeque<>();
+  private final ReadRecovery<ReadRequest> recovery = new ReadRecovery<>();
+  /** Set when a read's error broke this channel: where its reads go next. */
+  private CompletableFuture<VerbsChannel> successor;
   private final int[] chain = new int[MAX_CHAIN];
   private SVCPostSend[] posts;
 
@@ -73,6 +86,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   IbvQP qp;
 
   // Worker thread only.
+  private final List<ReadRequest> toRetry = new ArrayList<>();
   private IbvWC[] wcs;
   private SVCPollCq poll;
   private SVCReqNotify arm;
@@ -201,13 +215,34 @@ final class VerbsChannel implements TransportChannel, CmHandler {
 
   @Override
   public void read(List<ReadRequest> batch) {
+    stats.readsPosted.addAndGet(batch.size());
+    stats.batchesPosted.incrementAndGet();
+    enqueue(batch, false);
+  }
+
+  /**
+   * Queues reads for posting; when this channel already broke because of a read's error they
+   * go to its successor instead. {@code asRetries}: they were flushed (or waiting) on a
+   * broken predecessor, so this is their last connection.
+   */
+  private void enqueue(List<ReadRequest> batch, boolean asRetries) {
     List<ReadRequest> rejected = null;
+    List<ReadRequest> forward = null;
     IOException why = null;
+    CompletableFuture<VerbsChannel> next;
     synchronized (this) {
+      next = successor;
       for (ReadRequest r : batch) {
-        stats.readsPosted.incrementAndGet();
         if (state == State.ACTIVE) {
+          if (asRetries) {
+            recovery.markRetry(r);
+          }
           waiting.add(r);
+        } else if (next != null && !asRetries) {
+          if (forward == null) {
+            forward = new ArrayList<>();
+          }
+          forward.add(r);
         } else {
           if (rejected == null) {
             rejected = new ArrayList<>();
@@ -223,8 +258,41 @@ final class VerbsChannel implements TransportChannel, CmHandler {
         failRead(r, why);
       }
     }
-    stats.batchesPosted.incrementAndGet();
+    if (forward != null) {
+      forwardTo(next, forward, false);
+    }
     pump();
+  }
+
+  /** Hands reads to the connection that replaces this one, once it is up. */
+  private void forwardTo(CompletableFuture<VerbsChannel> next, List<ReadRequest> reads,
+      boolean asRetries) {
+    if (next == null) {
+      // The channel failed for another reason (close, disconnect) before its replacement
+      // was started: nothing to retry on.
+      IOException cause;
+      synchronized (this) {
+        cause = failure;
+      }
+      for (ReadRequest r : reads) {
+        failRead(r, cause);
+      }
+      return;
+    }
+    if (asRetries) {
+      stats.readsRetried.addAndGet(reads.size());
+    }
+    next.whenComplete((ch, err) -> {
+      if (err != null) {
+        IOException cause = new IOException("RDMA READ to " + peer + " could not be posted "
+            + "again after its connection failed: reconnecting failed: " + err.getMessage(), err);
+        for (ReadRequest r : reads) {
+          failRead(r, cause);
+        }
+      } else {
+        ch.enqueue(reads, asRetries);
+      }
+    });
   }
 
   /**
@@ -327,6 +395,14 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     } catch (IOException e) {
       fail(new IOException("polling completions of " + peer + " failed: " + e.getMessage(), e));
     }
+    if (!toRetry.isEmpty()) {
+      CompletableFuture<VerbsChannel> next;
+      synchronized (this) {
+        next = successor;
+      }
+      forwardTo(next, new ArrayList<>(toRetry), true);
+      toRetry.clear();
+    }
     pump();
   }
 
@@ -340,12 +416,16 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     } while (n == wcs.length);
   }
 
+  /** One work completion: decide (under the lock), then act (callbacks on the executor). */
   private void complete(IbvWC wc) {
     int slot = (int) wc.getWr_id();
     int status = wc.getStatus();
     ReadRequest r;
     long off;
     IOException cause;
+    ReadRecovery.Verdict verdict;
+    boolean brokeByThisRead = false;
+    boolean brokeUnnoticed = false;
     synchronized (this) {
       r = slots.request(slot);
       if (r == null) {
@@ -353,28 +433,50 @@ final class VerbsChannel implements TransportChannel, CmHandler {
       }
       off = slots.offset(slot);
       slots.release(slot);
+      if (recovery.needsFailureBefore(status)) {
+        brokeUnnoticed = true; // flushed while we thought the QP fine: it broke under us
+        recovery.onConnectionFailure();
+      }
+      ReadRecovery.State before = recovery.state();
+      verdict = recovery.onCompletion(r, status);
+      brokeByThisRead = before == ReadRecovery.State.ACTIVE
+          && recovery.state() == ReadRecovery.State.BROKEN_BY_READ_ERROR;
       cause = failure;
     }
-    if (status == WcStatus.SUCCESS) {
+    if (verdict == ReadRecovery.Verdict.DELIVER) {
       PooledManagedBuffer data = pool.buffer(off, r.length());
       stats.readsCompleted.incrementAndGet();
       stats.bytesRead.addAndGet(r.length());
-      try {
-        r.callback().onSuccess(r, data);
-      } catch (RuntimeException e) {
-        failRead(r, e);
-      } finally {
-        data.release();
-      }
+      ReadRequest done = r;
+      transport.dispatch(() -> {
+        try {
+          done.callback().onSuccess(done, data);
+        } catch (RuntimeException e) {
+          failRead(done, e);
+        } finally {
+          data.release(); // pool memory returns only after the callback
+        }
+      });
       return;
     }
     pool.free(off);
+    if (brokeUnnoticed) {
+      fail(new IOException("RDMA connection to " + peer + " broke (posted reads were "
+          + "flushed)"));
+      synchronized (this) {
+        cause = failure;
+      }
+    }
+    if (verdict == ReadRecovery.Verdict.RETRY) {
+      toRetry.add(r);
+      return;
+    }
     IOException e = new IOException("RDMA READ " + r + " from " + peer + " failed: "
         + WcStatus.describe(status)
         + (status == WcStatus.WR_FLUSH_ERR && cause != null ? "; cause: " + cause.getMessage()
             : ""), status == WcStatus.WR_FLUSH_ERR ? cause : null);
-    if (status != WcStatus.WR_FLUSH_ERR) {
-      fail(e);
+    if (brokeByThisRead) {
+      failByReadError(e);
     }
     failRead(r, e);
   }
@@ -416,12 +518,54 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   }
 
   private List<ReadRequest> markFailedLocked(IOException cause) {
+    recovery.onConnectionFailure();
     state = State.FAILED;
     failure = cause;
     failedAt = System.nanoTime();
     List<ReadRequest> dropped = new ArrayList<>(waiting);
     waiting.clear();
     return dropped;
+  }
+
+  /**
+   * A read's own error broke the QP: stop posting, start the replacement connection now (so
+   * it is being set up while the flushed completions drain), move the waiting reads to it,
+   * and disconnect. The flushed reads follow from {@link #drainCompletions}.
+   */
+  private void failByReadError(IOException cause) {
+    CompletableFuture<VerbsChannel> next = new CompletableFuture<>();
+    List<ReadRequest> moved = new ArrayList<>();
+    List<ReadRequest> failed = new ArrayList<>();
+    synchronized (this) {
+      if (state != State.ACTIVE) {
+        return;
+      }
+      state = State.FAILED;
+      failure = cause;
+      failedAt = System.nanoTime();
+      successor = next;
+      for (ReadRequest r : waiting) {
+        (recovery.onDropped(r) == ReadRecovery.Verdict.RETRY ? moved : failed).add(r);
+      }
+      waiting.clear();
+    }
+    // Outside the lock: connecting takes the transport's connect lock, which is held while
+    // asking channels whether they are active.
+    stats.reconnects.incrementAndGet();
+    transport.connectAsync(peer).whenComplete((ch, err) -> {
+      if (err != null) {
+        next.completeExceptionally(err);
+      } else {
+        next.complete(ch);
+      }
+    });
+    for (ReadRequest r : failed) {
+      failRead(r, cause);
+    }
+    if (!moved.isEmpty()) {
+      forwardTo(next, moved, true);
+    }
+    transport.disconnect(this);
   }
 
   private void afterFailure(IOException cause, List<ReadRequest> dropped, boolean wasConnecting) {
@@ -459,6 +603,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
         for (int s = 0; s < slots.capacity(); s++) {
           ReadRequest r = slots.request(s);
           if (r != null) {
+            recovery.onAbandoned(r);
             left.add(r);
             offsets.add(slots.offset(s));
             slots.release(s);
@@ -486,13 +631,16 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     }
   }
 
+  /** Fails one read; its callback runs on the callback executor, never on the poller. */
   private void failRead(ReadRequest r, Throwable cause) {
     stats.readsFailed.incrementAndGet();
-    try {
-      r.callback().onFailure(r, cause);
-    } catch (RuntimeException ignored) {
-      // a callback's own failure must not stop the completion thread
-    }
+    transport.dispatch(() -> {
+      try {
+        r.callback().onFailure(r, cause);
+      } catch (RuntimeException ignored) {
+        // a callback's own failure must not stop the executor thread
+      }
+    });
   }
 
   @Override

@@ -9,9 +9,12 @@ final class VerbsRegion implements RegisteredRegion {
   private final long length;
   private final int rkey;
   final IbvMr mr;
+  /** Registered from a PRIVATE mapping: the kernel pinned private copies of its pages. */
+  final boolean copied;
   private volatile boolean live = true;
 
-  VerbsRegion(long address, long length, IbvMr mr) {
+  VerbsRegion(long address, long length, IbvMr mr, boolean copied) {
+    this.copied = copied;
     this.address = address;
     this.length = length;
     this.rkey = mr.getRkey(); // never the lkey: only the rkey authorizes remote access

@@ -7,12 +7,17 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -31,12 +36,14 @@ import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCRegMr;
 import com.ibm.disni.verbs.impl.NatObject;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,10 +70,14 @@ public final class VerbsTransport implements ShuffleTransport {
   private final IbvPd pd;
   private final ReceivePool pool;
   private final CompletionWorker[] workers;
+  /** Runs read callbacks, so completion threads only poll. */
+  private final ThreadPoolExecutor callbacks;
   private final CmEventLoop cm;
   private final PeerAddress localAddress;
   private final String bindIp;
   private final AtomicInteger nextWorker = new AtomicInteger();
+  private final MapModeChoice mapChoice;
+  private volatile MapModeChoice.Mode mapMode;
 
   private final Object connectLock = new Object();
   private final Map<PeerAddress, VerbsChannel> channels = new HashMap<>(); // connectLock
@@ -84,6 +95,9 @@ public final class VerbsTransport implements ShuffleTransport {
       throws IOException {
     this.settings = settings;
     this.bindIp = bindIp;
+    this.mapChoice = MapModeChoice.choose(settings.conf().verbsMapMode(),
+        System.getProperty("os.version"));
+    this.mapMode = mapChoice.mode;
     List<Runnable> undo = new ArrayList<>();
     try {
       eventChannel = RdmaEventChannel.createEventChannel();
@@ -116,6 +130,8 @@ public final class VerbsTransport implements ShuffleTransport {
       }
       int port = ((InetSocketAddress) listenId.getSource()).getPort();
       this.localAddress = new PeerAddress(bindIp, port);
+      this.callbacks = callbackExecutor(callbackThreads(settings.numUsableCores()),
+          "rdma-callbacks-" + port + "-");
       this.cm = new CmEventLoop(eventChannel, this::accept, "rdma-cm-" + port);
     } catch (IOException | RuntimeException e) {
       for (Runnable r : undo) {
@@ -129,6 +145,41 @@ public final class VerbsTransport implements ShuffleTransport {
     cm.start();
     LOG.info("verbs transport on {} ({}), receive pool {} bytes, {} completion threads",
         localAddress, portId, pool.capacity(), workers.length);
+    LOG.info("verbs: map outputs are mapped {}", mapChoice);
+  }
+
+  /** Threads running read callbacks: the executor's cores, at least 2, at most 8. */
+  static int callbackThreads(int cores) {
+    return Math.max(2, Math.min(8, cores));
+  }
+
+  /**
+   * A fixed number of named daemon threads. Its queue holds completed reads whose callbacks
+   * have not run yet; each holds its receive-pool memory (successes) or its slot was already
+   * released (failures), so the pool and the reads in flight bound it.
+   */
+  private static ThreadPoolExecutor callbackExecutor(int threads, String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor e = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, prefix + n.getAndIncrement());
+          t.setDaemon(true);
+          return t;
+        });
+    e.allowCoreThreadTimeOut(true);
+    return e;
+  }
+
+  /**
+   * Runs a read callback off the completion thread. After close, when the executor is
+   * gone, the caller runs it (only failure callbacks of reads the close ended remain then).
+   */
+  void dispatch(Runnable callback) {
+    try {
+      callbacks.execute(callback);
+    } catch (RejectedExecutionException e) {
+      callback.run();
+    }
   }
 
   TransportSettings settings() {
@@ -148,16 +199,30 @@ public final class VerbsTransport implements ShuffleTransport {
     return "verbs";
   }
 
-  /**
-   * PRIVATE: ib_umem_get on Linux before 6.2 (Debian 12, RHEL 8/9) pins with
-   * FOLL_WRITE|FOLL_FORCE whatever the access flags, and a shared read-only file mapping
-   * refuses that with EFAULT ("Bad address", seen on Soft-RoCE). A private mapping takes it:
-   * the kernel then pins private copies of the pages (memory of the executor, not page
-   * cache). From 6.2 on the kernel pins read-only registrations without FOLL_WRITE and the
-   * private mapping pins the page cache pages themselves, with no copy.
-   */
+  /** The mode chosen per kernel at startup, or PRIVATE once registering that failed. */
   @Override
   public FileChannel.MapMode registrationMapMode() {
+    return mapMode.fileMode;
+  }
+
+  /**
+   * In auto, a shared mapping the kernel refused to pin falls back to PRIVATE (copies),
+   * once, logged; an explicitly configured mode never changes.
+   */
+  @Override
+  public FileChannel.MapMode registrationFallback(FileChannel.MapMode failed, IOException why) {
+    if (!mapChoice.mayFallBack || failed == FileChannel.MapMode.PRIVATE) {
+      return null;
+    }
+    synchronized (this) {
+      if (mapMode != MapModeChoice.Mode.PRIVATE) {
+        mapMode = MapModeChoice.Mode.PRIVATE;
+        LOG.warn("verbs: registering a {} mapping failed ({}); map outputs are mapped PRIVATE "
+            + "from now on: the kernel pins a private copy of every page (see "
+            + "transport.pinnedCopiedBytes and spark.shuffle.rdma.verbs.mapMode)",
+            failed, why.getMessage());
+      }
+    }
     return FileChannel.MapMode.PRIVATE;
   }
 
@@ -175,6 +240,17 @@ public final class VerbsTransport implements ShuffleTransport {
 
   @Override
   public RegisteredRegion register(ByteBuffer memory) throws IOException {
+    return register(memory, false);
+  }
+
+  /** A PRIVATE file mapping is pinned as private copies: counted in pinnedCopiedBytes. */
+  @Override
+  public RegisteredRegion register(ByteBuffer memory, BackingCheck backing,
+      FileChannel.MapMode mappedAs) throws IOException {
+    return register(memory, mappedAs == FileChannel.MapMode.PRIVATE);
+  }
+
+  private RegisteredRegion register(ByteBuffer memory, boolean copied) throws IOException {
     if (closed) {
       throw new IOException("verbs transport is closed");
     }
@@ -196,10 +272,13 @@ public final class VerbsTransport implements ShuffleTransport {
     }
     IbvMr mr = reg.getMr();
     reg.free();
-    VerbsRegion region = new VerbsRegion(address, length, mr);
+    VerbsRegion region = new VerbsRegion(address, length, mr, copied);
     regions.add(region);
     stats.regionsRegistered.incrementAndGet();
     stats.bytesRegistered.addAndGet(length);
+    if (copied) {
+      stats.pinnedCopiedBytes.addAndGet(length);
+    }
     return region;
   }
 
@@ -216,6 +295,9 @@ public final class VerbsTransport implements ShuffleTransport {
     regions.remove(r);
     stats.regionsRegistered.decrementAndGet();
     stats.bytesRegistered.addAndGet(-r.length());
+    if (r.copied) {
+      stats.pinnedCopiedBytes.addAndGet(-r.length());
+    }
     try {
       r.mr.deregMr().execute().free();
       return CompletableFuture.completedFuture(null);
@@ -228,48 +310,9 @@ public final class VerbsTransport implements ShuffleTransport {
 
   @Override
   public TransportChannel connect(PeerAddress peer) throws IOException {
-    CompletableFuture<VerbsChannel> attempt;
-    AtomicReference<VerbsChannel> started = new AtomicReference<>();
-    synchronized (connectLock) {
-      if (closed) {
-        throw new IOException("verbs transport is closed");
-      }
-      VerbsChannel ch = channels.get(peer);
-      if (ch != null && ch.isActive()) {
-        return ch;
-      }
-      attempt = connecting.get(peer);
-      if (attempt == null) {
-        attempt = new CompletableFuture<>();
-        connecting.put(peer, attempt);
-        CompletableFuture<VerbsChannel> f = attempt;
-        cm.submit(() -> startConnect(peer, f, started));
-      }
-    }
-    long timeoutMs = settings.conf().connectTimeoutMs();
     try {
-      VerbsChannel ch = attempt.get(timeoutMs, TimeUnit.MILLISECONDS);
-      synchronized (connectLock) {
-        if (connecting.get(peer) == attempt) {
-          connecting.remove(peer);
-          channels.put(peer, ch);
-          stats.connectionsOpened.incrementAndGet();
-        }
-      }
-      return ch;
-    } catch (TimeoutException e) {
-      IOException te = new IOException("RDMA connect to " + peer + " timed out after "
-          + timeoutMs + " ms (spark.shuffle.rdma.connectTimeout)");
-      cm.submit(() -> {
-        VerbsChannel ch = started.get();
-        if (ch != null) {
-          ch.fail(te);
-        }
-      });
-      forget(peer, attempt);
-      throw te;
+      return connectAsync(peer).get();
     } catch (ExecutionException e) {
-      forget(peer, attempt);
       Throwable c = e.getCause();
       throw c instanceof IOException ? (IOException) c : new IOException(c);
     } catch (InterruptedException e) {
@@ -278,9 +321,63 @@ public final class VerbsTransport implements ShuffleTransport {
     }
   }
 
-  private void forget(PeerAddress peer, CompletableFuture<VerbsChannel> attempt) {
+  /**
+   * The active channel to {@code peer}, or the attempt to make one (shared by concurrent
+   * callers). Never blocks, so a completion path can start a replacement connection; the
+   * attempt fails after spark.shuffle.rdma.connectTimeout.
+   */
+  CompletableFuture<VerbsChannel> connectAsync(PeerAddress peer) {
     synchronized (connectLock) {
-      connecting.remove(peer, attempt);
+      if (closed) {
+        return CompletableFuture.failedFuture(new IOException("verbs transport is closed"));
+      }
+      VerbsChannel ch = channels.get(peer);
+      if (ch != null && ch.isActive()) {
+        return CompletableFuture.completedFuture(ch);
+      }
+      CompletableFuture<VerbsChannel> pending = connecting.get(peer);
+      if (pending != null) {
+        return pending;
+      }
+      CompletableFuture<VerbsChannel> raw = new CompletableFuture<>();
+      CompletableFuture<VerbsChannel> result = new CompletableFuture<>();
+      AtomicReference<VerbsChannel> started = new AtomicReference<>();
+      connecting.put(peer, result);
+      long timeoutMs = settings.conf().connectTimeoutMs();
+      raw.orTimeout(timeoutMs, TimeUnit.MILLISECONDS).whenComplete((c, err) -> {
+        IOException failure = null;
+        if (err != null) {
+          Throwable e = err instanceof CompletionException && err.getCause() != null
+              ? err.getCause() : err;
+          failure = e instanceof TimeoutException
+              ? new IOException("RDMA connect to " + peer + " timed out after " + timeoutMs
+                  + " ms (spark.shuffle.rdma.connectTimeout)")
+              : e instanceof IOException ? (IOException) e : new IOException(e);
+          if (e instanceof TimeoutException) {
+            IOException te = failure;
+            cm.submit(() -> {
+              VerbsChannel s = started.get();
+              if (s != null) {
+                s.fail(te);
+              }
+            });
+          }
+        }
+        synchronized (connectLock) {
+          connecting.remove(peer, result);
+          if (failure == null) {
+            channels.put(peer, c);
+            stats.connectionsOpened.incrementAndGet();
+          }
+        }
+        if (failure == null) {
+          result.complete(c);
+        } else {
+          result.completeExceptionally(failure);
+        }
+      });
+      cm.submit(() -> startConnect(peer, raw, started));
+      return result;
     }
   }
 
@@ -452,13 +549,36 @@ public final class VerbsTransport implements ShuffleTransport {
     for (VerbsChannel ch : allOutbound) {
       ch.fail(cause);
     }
+    Set<CompletionWorker> running = new HashSet<>();
+    boolean cmRunning = false;
     try {
-      cm.stop();
+      cmRunning = !cm.stop();
       for (CompletionWorker w : workers) {
-        w.stop();
+        if (!w.stop()) {
+          running.add(w);
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      running.addAll(java.util.Arrays.asList(workers));
+      cmRunning = true;
+    }
+    if (cmRunning || !running.isEmpty()) {
+      // A CQ destroyed under a thread that polls it is a use-after-free in the provider:
+      // leak the device resources instead (the process is usually exiting anyway).
+      LOG.error("verbs transport close: {} still running after 10 s; leaking its queue "
+          + "pairs, completion queues, receive pool and protection domain rather than freeing "
+          + "them under a running thread", cmRunning ? "the RDMA-CM thread" : running.size()
+          + " completion thread(s)");
+      for (VerbsChannel ch : allOutbound) {
+        if (!running.contains(ch.worker) && !cmRunning) {
+          ch.markDestroying();
+          quietly(ch.id::disconnect);
+          destroyNow(ch);
+        }
+      }
+      shutdownCallbacks();
+      return;
     }
     // No thread uses DiSNI any more: tear down QPs before CQs, MRs before the PD.
     for (VerbsChannel ch : allOutbound) {
@@ -472,6 +592,8 @@ public final class VerbsTransport implements ShuffleTransport {
     for (VerbsRegion r : new ArrayList<>(regions)) {
       deregister(r);
     }
+    // Callbacks of failed reads release their pool memory before the pool goes.
+    shutdownCallbacks();
     quietly(pool::deregister);
     quietly(pd::deallocPd);
     quietly(listenId::destroyId);
@@ -480,6 +602,18 @@ public final class VerbsTransport implements ShuffleTransport {
     }
     quietly(eventChannel::destroyEventChannel);
   }
+
+  private void shutdownCallbacks() {
+    callbacks.shutdown();
+    try {
+      if (!callbacks.awaitTermination(10, TimeUnit.SECONDS)) {
+        LOG.warn("verbs transport close: read callbacks still running after 10 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
 
   /** A teardown step whose failure must not stop the rest. */
   interface Step {
