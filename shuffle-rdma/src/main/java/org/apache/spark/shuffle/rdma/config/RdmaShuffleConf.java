@@ -27,6 +27,8 @@ public final class RdmaShuffleConf {
   private final long connectTimeoutMs;
   private final int verbsCompletionThreads;
   private final long verbsReceivePoolSize;
+  private final int tcpMaxConnectionsPerAddress;
+  private final long tcpMaxRequestFrameSize;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -42,6 +44,9 @@ public final class RdmaShuffleConf {
     this.connectTimeoutMs = (Long) get(conf, RdmaConf.CONNECT_TIMEOUT());
     this.verbsCompletionThreads = (Integer) get(conf, RdmaConf.VERBS_COMPLETION_THREADS());
     this.verbsReceivePoolSize = (Long) get(conf, RdmaConf.VERBS_RECEIVE_POOL_SIZE());
+    this.tcpMaxConnectionsPerAddress =
+        (Integer) get(conf, RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS());
+    this.tcpMaxRequestFrameSize = (Long) get(conf, RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
   }
 
   @SuppressWarnings("unchecked")
@@ -174,5 +179,13 @@ public final class RdmaShuffleConf {
   /** Bytes registered once for RDMA READ destinations on the verbs transport. */
   public long verbsReceivePoolSize() {
     return verbsReceivePoolSize;
+  }
+
+  public int tcpMaxConnectionsPerAddress() {
+    return tcpMaxConnectionsPerAddress;
+  }
+
+  public long tcpMaxRequestFrameSize() {
+    return tcpMaxRequestFrameSize;
   }
 }

@@ -44,6 +44,7 @@ public final class TcpTransport implements ShuffleTransport {
   private final TransportSettings settings;
   private final TransportStats stats = new TransportStats();
   private final RegionServer regionServer;
+  private final ConnectionGuard guard;
   private final TransportContext context;
   private final TransportServer server;
   private final TransportClientFactory clientFactory;
@@ -66,7 +67,10 @@ public final class TcpTransport implements ShuffleTransport {
         SparkShims.transportConf(conf, MODULE, settings.numUsableCores());
     this.regionServer = new RegionServer(stats, settings.appId(), settings.authenticate());
     this.context = new TransportContext(transportConf, regionServer, true);
+    this.guard = new ConnectionGuard(settings.conf().tcpMaxConnectionsPerAddress(),
+        settings.conf().tcpMaxRequestFrameSize());
     List<TransportServerBootstrap> serverBootstraps = new ArrayList<>();
+    serverBootstraps.add(guard); // first: its limits apply before authentication
     List<TransportClientBootstrap> clientBootstraps = new ArrayList<>();
     if (settings.authenticate()) {
       serverBootstraps.add(new AuthServerBootstrap(transportConf, settings.securityManager()));
@@ -183,6 +187,11 @@ public final class TcpTransport implements ShuffleTransport {
   @Override
   public TransportStats stats() {
     return stats;
+  }
+
+  /** The server's pre-authentication limits and their refusal counts (for tests). */
+  ConnectionGuard guard() {
+    return guard;
   }
 
   /** Number of live registered regions (for leak checks). */

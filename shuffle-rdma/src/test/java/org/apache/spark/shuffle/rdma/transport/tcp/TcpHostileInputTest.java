@@ -410,14 +410,27 @@ class TcpHostileInputTest {
     }
   }
 
+  /** Idle connections from another loopback address (the per-address limit applies there). */
   @Test
   void aThousandIdleConnectionsDoNotStopService() throws Exception {
     List<Socket> idle = new ArrayList<>();
     try {
       for (int i = 0; i < 1000; i++) {
-        idle.add(raw());
+        Socket s = new Socket();
+        idle.add(s);
+        s.bind(new InetSocketAddress(java.net.InetAddress.getByName("127.0.0.2"), 0));
+        s.connect(new InetSocketAddress(server.localAddress().host(),
+            server.localAddress().port()), 5000);
       }
       assertServerStillServes();
+      // All but maxConnectionsPerAddress (default 64) of them were closed by the server.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (server.guard().connectionsRefused.get() < 1000 - 64) {
+        assertTrue(System.nanoTime() < deadline,
+            "refused: " + server.guard().connectionsRefused.get());
+        Thread.sleep(10);
+      }
+      assertEquals(1000 - 64, server.guard().connectionsRefused.get());
     } finally {
       for (Socket s : idle) {
         s.close();
