@@ -1,25 +1,51 @@
 package org.apache.spark.shuffle.rdma
 
 import java.io.{File, RandomAccessFile}
-import java.util.concurrent.atomic.AtomicInteger
+import java.nio.file.{FileAlreadyExistsException, Files}
+import java.util.concurrent.{CountDownLatch, TimeUnit}
 
 import scala.collection.mutable.ArrayBuffer
+import scala.concurrent.{Await, Future}
+import scala.concurrent.ExecutionContext.Implicits.global
+import scala.concurrent.duration._
 
-import org.apache.spark.{FetchFailed, SparkContext, SparkEnv, TaskContext}
-import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
-import org.scalatest.BeforeAndAfterEach
+import org.apache.spark.{FetchFailed, HashPartitioner, SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorRemoved,
+  SparkListenerStageSubmitted, SparkListenerTaskEnd}
+import org.scalatest.{BeforeAndAfterAll, BeforeAndAfterEach}
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
- * Faults with executors in separate JVMs: the job either completes with the right answer
- * through Spark's fetch-failure and stage-retry path, or fails with a clear error; it never
- * returns wrong data and never hangs (each test has a time limit through Spark's timeouts).
+ * Faults with executors in separate JVMs. Every case must end with the job's result equal to
+ * the result of the same job under Spark's sort shuffle (computed first, in local mode); a
+ * job that fails fails the test. The cases that promise a fetch failure and a recompute
+ * assert that it happened, with the right executor, and for the right reason.
  */
-class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterEach {
+class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAfterEach {
   import ClusterSupport._
+  import RdmaFaultSuite._
 
   private var sc: SparkContext = _
-  private val fetchFailures = ArrayBuffer[FetchFailed]()
+  /** (when the listener saw it, in nanoTime; the fetch failure). */
+  private val fetchFailures = ArrayBuffer[(Long, FetchFailed)]()
+  /** (when, executor id) of every executor removal. */
+  private val removals = ArrayBuffer[(Long, String)]()
+  /** (stage id, attempt, is a shuffle map stage) of every stage submission. */
+  private val submitted = ArrayBuffer[(Int, Int, Boolean)]()
+  private var expected: Expected = _
+
+  override def beforeAll(): Unit = {
+    val sort = new SparkContext(sortConf("rdma-faults-expected"))
+    try {
+      expected = Expected(
+        killed = partitionedSums(sort, identity),
+        lengths = lengths(sort).collect().toMap,
+        sums = sums(sort, 30000, 40).collect().toMap,
+        small = sums(sort, 5000, 10).collect().toMap,
+        frozen = sums(sort, 20000, 30).collect().toMap)
+    } finally sort.stop()
+  }
 
   private def start(executors: Int, extra: (String, String)*): Unit = {
     val conf = rdmaConf("rdma-faults", executors)
@@ -27,13 +53,24 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterEach {
       .set("spark.network.timeout", "30s")
       .set("spark.network.timeoutInterval", "10s")
       .set("spark.executor.heartbeatInterval", "2s")
+      // Several executors may fail in turn (every file on every executor is damaged).
+      .set("spark.stage.maxConsecutiveAttempts", "10")
     extra.foreach { case (k, v) => conf.set(k, v) }
     sc = new SparkContext(conf)
+    awaitCondition(s"$executors executors registered", 180)(sc.getExecutorIds().size >= executors)
     fetchFailures.clear()
+    removals.clear()
+    submitted.clear()
     sc.addSparkListener(new SparkListener {
       override def onTaskEnd(e: SparkListenerTaskEnd): Unit = e.reason match {
-        case f: FetchFailed => fetchFailures.synchronized(fetchFailures += f)
+        case f: FetchFailed => fetchFailures.synchronized(fetchFailures += ((System.nanoTime(), f)))
         case _ =>
+      }
+      override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit =
+        removals.synchronized(removals += ((System.nanoTime(), e.executorId)))
+      override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit = submitted.synchronized {
+        submitted += ((e.stageInfo.stageId, e.stageInfo.attemptNumber(),
+          e.stageInfo.shuffleDepId.isDefined))
       }
     })
   }
@@ -43,31 +80,86 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterEach {
     sc = null
   }
 
-  private def expectedSums(n: Int, keys: Int): Map[Int, Long] =
-    (1 to n).groupBy(_ % keys).map { case (k, v) => k -> v.map(_.toLong).sum }
-
-  test("an executor killed while reducers read from it: recomputed, correct result") {
-    start(3)
-    val summed = sc.parallelize(1 to 30000, 6).map(i => (i % 40, i.toLong)).reduceByKey(_ + _, 12)
-    summed.count()
-    val victim = sc.getExecutorIds().sorted.head
-    val finished = new AtomicInteger()
-    sc.addSparkListener(new SparkListener {
-      override def onTaskEnd(e: SparkListenerTaskEnd): Unit =
-        if (e.stageAttemptId == 0 && finished.incrementAndGet() == 2) {
-          new Thread(() => sc.killExecutor(victim)).start()
-        }
-    })
-    // Slow reducers so the kill lands while blocks are still being read.
-    val result = summed.mapPartitions { it => Thread.sleep(700); it }.collect().toMap
-    assert(result == expectedSums(30000, 40))
-    assert(!sc.getExecutorIds().contains(victim) || fetchFailures.nonEmpty)
+  /** Executor id to process id, for every live executor (tasks until each one ran one). */
+  private def executorPids(): Map[String, Long] = {
+    val ids = sc.getExecutorIds().toSet
+    var pids = Map[String, Long]()
+    var tries = 0
+    while (!ids.subsetOf(pids.keySet) && tries < 10) {
+      pids ++= sc.parallelize(1 to 60, 60).map { _ =>
+        (SparkEnv.get.executorId, ProcessHandle.current().pid())
+      }.collect().toMap
+      tries += 1
+    }
+    pids.filter { case (id, _) => ids.contains(id) }
   }
 
-  test("a map output file modified under its registration is caught, not returned") {
+  private def signal(sig: String, pid: Long): Unit =
+    assert(new ProcessBuilder("kill", sig, pid.toString).start().waitFor() == 0, s"kill $sig $pid")
+
+  private def awaitCondition(what: String, seconds: Int)(cond: => Boolean): Unit = {
+    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+    while (!cond) {
+      assert(System.nanoTime() < deadline, s"timed out waiting for $what")
+      Thread.sleep(20)
+    }
+  }
+
+  /** What the fault caused, for the test report (and docs/security.md). */
+  private def report(): Unit = {
+    val failures = fetchFailures.synchronized(fetchFailures.map(_._2).toList)
+    val named = failures.flatMap(f => Option(f.bmAddress).map(_.executorId)).distinct.sorted
+    val resubmits = submitted.synchronized(submitted.count { case (_, a, isMap) => isMap && a > 0 })
+    info(s"${failures.size} fetch failures naming executors ${named.mkString(",")}; " +
+      s"$resubmits map stage resubmissions")
+  }
+
+  /** True if a shuffle map stage was submitted again (attempt > 0) after a fetch failure. */
+  private def mapStageResubmitted: Boolean =
+    submitted.synchronized(submitted.exists { case (_, attempt, isMap) => isMap && attempt > 0 })
+
+  test("an executor killed while reducers read from it: fetch failure, map stage resubmitted, " +
+    "sort-shuffle result") {
+    // One block per request and one request in flight: a reducer that has read its first
+    // record still has most of its remote blocks to fetch.
+    start(3, "spark.reducer.maxReqsInFlight" -> "1",
+      "spark.reducer.maxBlocksInFlightPerAddress" -> "1")
+    val pids = executorPids()
+    assert(pids.size == 3, pids)
+    val (victim, victimPid) = pids.toSeq.sortBy(_._1).head
+    val gate = Files.createTempDirectory("rdma-fault-gate").toFile
+    val removed = new CountDownLatch(1)
+    sc.addSparkListener(new SparkListener {
+      override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit =
+        if (e.executorId == victim) removed.countDown()
+    })
+    val gateDir = gate.getAbsolutePath
+    val job = Future(partitionedSums(sc, it => ReadGate.hold(gateDir, it)))
+    // Synchronise on the reducers themselves: kill once the reducers on both other
+    // executors have started reading (each read its first record and is holding).
+    awaitCondition("reducers on two other executors reading", 180) {
+      val readers = Option(gate.list()).getOrElse(Array.empty[String])
+        .filter(_.startsWith("reading-")).map(_.split("-")(1)).toSet
+      (readers - victim).size >= 2
+    }
+    signal("-KILL", victimPid)
+    assert(removed.await(60, TimeUnit.SECONDS), s"executor $victim was not removed")
+    Files.createFile(new File(gate, "go").toPath)
+    val result = Await.result(job, 300.seconds)
+    assert(result == expected.killed)
+    waitForListeners(sc)
+    val fromVictim = fetchFailures.synchronized(fetchFailures.map(_._2).filter(f =>
+      f.bmAddress != null && f.bmAddress.executorId == victim).toList)
+    assert(fromVictim.nonEmpty, s"no fetch failure named executor $victim: " +
+      fetchFailures.map(_._2.bmAddress))
+    assert(mapStageResubmitted, s"the map stage was not resubmitted: $submitted")
+    report()
+  }
+
+  test("a map output file overwritten under its registration: detected, recomputed, " +
+    "sort-shuffle result") {
     start(2, "spark.shuffle.compress" -> "true")
-    val summed = sc.parallelize(1 to 30000, 4).map(i => (i % 40, s"value-$i" * 4))
-      .groupByKey(6).mapValues(_.map(_.length.toLong).sum)
+    val summed = lengths(sc)
     summed.count()
     // Overwrite the middle of every shuffle data file on every executor, in place: the
     // registered mappings now show the garbage.
@@ -84,25 +176,18 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterEach {
       }.size
     }.collect().sum
     assert(touched > 0)
-    val expected = (1 to 30000).groupBy(_ % 40).map { case (k, v) =>
-      k -> v.map(i => (s"value-$i" * 4).length.toLong).sum
-    }
-    // Either Spark detects the corruption and recomputes (correct result), or the job fails
-    // with a corruption error. Wrong data is the one outcome that must not happen.
-    val outcome = scala.util.Try(summed.mapValues(identity).collect().toMap)
-    outcome match {
-      case scala.util.Success(r) =>
-        assert(r == expected)
-        assert(fetchFailures.nonEmpty, "corruption must have been detected")
-      case scala.util.Failure(e) =>
-        assert(Option(e.getMessage).exists(m => m.toLowerCase.contains("corrupt") ||
-          m.contains("FetchFailed") || m.contains("Stream is corrupted")), e)
-    }
+    val result = summed.mapValues(identity).collect().toMap
+    assert(result == expected.lengths)
+    waitForListeners(sc)
+    assert(fetchFailures.nonEmpty, "the corruption must have been detected")
+    assert(mapStageResubmitted, "the damaged outputs must have been recomputed")
+    report()
   }
 
-  test("map output files truncated or deleted under their registrations: never wrong data") {
+  test("map output files truncated or deleted under their registrations: recomputed, " +
+    "sort-shuffle result") {
     start(2)
-    val summed = sc.parallelize(1 to 30000, 4).map(i => (i % 40, i.toLong)).reduceByKey(_ + _, 6)
+    val summed = sums(sc, 30000, 40)
     summed.count()
     // On every executor: truncate half of the shuffle data files to a third of their length
     // (registered pages past the new end no longer exist) and delete the others (the mapping
@@ -122,38 +207,102 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterEach {
         }.sum
     }.collect().sum
     assert(touched > 0)
-    val outcome = scala.util.Try(summed.mapValues(identity).collect().toMap)
-    outcome match {
-      case scala.util.Success(r) => assert(r == expectedSums(30000, 40))
-      case scala.util.Failure(e) =>
-        val m = String.valueOf(e.getMessage)
-        assert(m.contains("FetchFailed") || m.toLowerCase.contains("corrupt") ||
-          m.contains("No such file") || m.contains("NoSuchFile"), e)
-    }
-    // Whatever happened to those reads, the cluster still runs shuffles afterwards.
-    val again = sc.parallelize(1 to 5000, 4).map(i => (i % 10, i.toLong)).reduceByKey(_ + _, 4)
-      .collect().toMap
-    assert(again == expectedSums(5000, 10))
+    assert(summed.mapValues(identity).collect().toMap == expected.sums)
+    waitForListeners(sc)
+    assert(fetchFailures.nonEmpty, "the damaged outputs must have surfaced as fetch failures")
+    assert(mapStageResubmitted, "the damaged outputs must have been recomputed")
+    report()
+    // The cluster still runs shuffles afterwards.
+    assert(sums(sc, 5000, 10).collect().toMap == expected.small)
   }
 
-  test("a peer that stops answering times out into a fetch failure, no hang") {
-    start(3)
-    val summed = sc.parallelize(1 to 20000, 6).map(i => (i % 30, i.toLong)).reduceByKey(_ + _, 6)
+  test("a frozen peer (SIGSTOP) becomes a fetch failure after readTimeout, not heartbeat loss") {
+    val readTimeoutS = 4
+    val marginS = 40 // task launch and scheduling on a loaded machine
+    start(3,
+      "spark.shuffle.rdma.readTimeout" -> s"${readTimeoutS}s",
+      // Heartbeat loss could only remove the frozen executor after 300 s.
+      "spark.network.timeout" -> "300s",
+      "spark.network.timeoutInterval" -> "60s",
+      "spark.executor.heartbeatInterval" -> "10s",
+      // Recompute its outputs elsewhere: the frozen executor would never run them.
+      "spark.excludeOnFailure.enabled" -> "true",
+      "spark.excludeOnFailure.application.fetchFailure.enabled" -> "true")
+    val summed = sums(sc, 20000, 30)
     summed.count()
-    // Find one executor's pid and freeze it (SIGSTOP): its transport accepts nothing.
-    val pids = sc.parallelize(1 to 30, 30).map { _ =>
-      (SparkEnv.get.executorId, ProcessHandle.current().pid())
-    }.collect().toMap
-    val (victim, pid) = pids.toSeq.sortBy(_._1).head
-    new ProcessBuilder("kill", "-STOP", pid.toString).start().waitFor()
+    val (victim, pid) = executorPids().toSeq.sortBy(_._1).head
+    signal("-STOP", pid)
     try {
       val t0 = System.nanoTime()
       val result = summed.mapValues(identity).collect().toMap
-      val seconds = (System.nanoTime() - t0) / 1e9
-      assert(result == expectedSums(20000, 30))
-      assert(seconds < 120, s"took $seconds s")
+      assert(result == expected.frozen)
+      waitForListeners(sc)
+      val first = fetchFailures.synchronized(fetchFailures.find { case (_, f) =>
+        f.bmAddress != null && f.bmAddress.executorId == victim
+      })
+      assert(first.isDefined, s"no fetch failure named the frozen executor $victim")
+      val (at, f) = first.get
+      val seconds = (at - t0) / 1e9
+      assert(f.message.contains("spark.shuffle.rdma.readTimeout"), f.message)
+      assert(seconds >= readTimeoutS && seconds <= readTimeoutS + marginS,
+        s"fetch failure after $seconds s")
+      assert(!removals.synchronized(removals.exists { case (when, id) =>
+        id == victim && when <= at }), "the executor was removed (heartbeat loss) first")
+      assert(mapStageResubmitted)
+      report()
+      info(f"fetch failure from the frozen peer after $seconds%.1f s (readTimeout $readTimeoutS s)")
     } finally {
-      new ProcessBuilder("kill", "-CONT", pid.toString).start().waitFor()
+      signal("-CONT", pid)
     }
+  }
+}
+
+object RdmaFaultSuite {
+  case class Expected(killed: Map[Int, Long], lengths: Map[Int, Long], sums: Map[Int, Long],
+      small: Map[Int, Long], frozen: Map[Int, Long])
+
+  def sums(sc: SparkContext, n: Int, keys: Int): RDD[(Int, Long)] =
+    sc.parallelize(1 to n, 6).map(i => (i % keys, i.toLong)).reduceByKey(_ + _, 6)
+
+  def lengths(sc: SparkContext): RDD[(Int, Long)] =
+    sc.parallelize(1 to 30000, 4).map(i => (i % 40, s"value-$i" * 4))
+      .groupByKey(6).mapValues(_.map(_.length.toLong).sum)
+
+  /**
+   * A shuffle without aggregation (so a reducer streams its blocks one by one), then sums per
+   * key inside the reducer; {@code hook} sees the reducer's input first.
+   */
+  def partitionedSums(sc: SparkContext,
+      hook: Iterator[(Int, Long)] => Iterator[(Int, Long)]): Map[Int, Long] =
+    sc.parallelize(1 to 60000, 24).map(i => (i % 40, i.toLong))
+      .partitionBy(new HashPartitioner(6))
+      .mapPartitions { it =>
+        val sums = scala.collection.mutable.HashMap[Int, Long]()
+        hook(it).foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v }
+        sums.iterator
+      }.collect().toMap
+}
+
+/**
+ * Runs in reducers: after the first record (fetching has begun), announces
+ * "reading-<executor>-<partition>" in the gate directory and holds until "go" appears, so the
+ * driver can fault an executor while reducers are mid-read. Only the first stage attempt
+ * holds; retries run straight through.
+ */
+object ReadGate {
+  def hold(dir: String, it: Iterator[(Int, Long)]): Iterator[(Int, Long)] = {
+    val ctx = TaskContext.get()
+    val go = new File(dir, "go")
+    if (ctx.stageAttemptNumber() != 0 || go.exists()) return it
+    val first = if (it.hasNext) Some(it.next()) else None
+    try {
+      Files.createFile(new File(dir,
+        s"reading-${SparkEnv.get.executorId}-${ctx.partitionId()}").toPath)
+    } catch {
+      case _: FileAlreadyExistsException =>
+    }
+    val deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3)
+    while (!go.exists() && System.nanoTime() < deadline) Thread.sleep(20)
+    first.iterator ++ it
   }
 }

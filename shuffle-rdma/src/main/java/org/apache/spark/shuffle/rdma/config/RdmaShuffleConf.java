@@ -29,6 +29,8 @@ public final class RdmaShuffleConf {
   private final int verbsCompletionThreads;
   private final long verbsReceivePoolSize;
   private final String verbsMapMode;
+  private final int tcpMaxConnectionsPerAddress;
+  private final long tcpMaxRequestFrameSize;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -46,6 +48,9 @@ public final class RdmaShuffleConf {
     this.verbsCompletionThreads = (Integer) get(conf, RdmaConf.VERBS_COMPLETION_THREADS());
     this.verbsReceivePoolSize = (Long) get(conf, RdmaConf.VERBS_RECEIVE_POOL_SIZE());
     this.verbsMapMode = get(conf, RdmaConf.VERBS_MAP_MODE());
+    this.tcpMaxConnectionsPerAddress =
+        (Integer) get(conf, RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS());
+    this.tcpMaxRequestFrameSize = (Long) get(conf, RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
   }
 
   @SuppressWarnings("unchecked")
@@ -188,5 +193,13 @@ public final class RdmaShuffleConf {
   /** auto, shared, sharedWritable or private (see MapModeChoice). */
   public String verbsMapMode() {
     return verbsMapMode;
+  }
+
+  public int tcpMaxConnectionsPerAddress() {
+    return tcpMaxConnectionsPerAddress;
+  }
+
+  public long tcpMaxRequestFrameSize() {
+    return tcpMaxRequestFrameSize;
   }
 }

@@ -144,8 +144,30 @@ object RdmaConf {
     .checkValues(Set("auto", "shared", "sharedWritable", "private"))
     .createWithDefault("auto")
 
+  val TCP_MAX_CONNECTIONS_PER_ADDRESS: ConfigEntry[Int] =
+    ConfigBuilder(PREFIX + "tcp.maxConnectionsPerAddress")
+      .doc("Connections the tcp transport's server keeps open from one remote IP address, " +
+        "authenticated or not; one more is closed at once, with a warning. Each executor " +
+        "opens one connection per peer, so this bounds executors per host, not tasks.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
+      .createWithDefault(64)
+
+  val TCP_MAX_REQUEST_FRAME_SIZE: ConfigEntry[Long] =
+    ConfigBuilder(PREFIX + "tcp.maxRequestFrameSize")
+      .doc("Largest frame the tcp transport's server accepts from a peer, checked on the " +
+        "frame header before anything of the frame is buffered, so also before " +
+        "authentication. Peers send only reads (21 bytes) and auth handshake messages " +
+        "(well under 1 KiB); a larger frame closes the connection, with a warning.")
+      .version(V)
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(v => v >= 1024 && v <= (16L << 20), "must be in [1k, 16m]")
+      .createWithDefaultString("64k")
+
   val ALL: Seq[ConfigEntry[_]] = Seq(
     TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
-    MAX_READ_SIZE, READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
-    VERBS_RECEIVE_POOL_SIZE, VERBS_MAP_MODE)
+    MAX_READ_SIZE, READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA,
+    VERBS_COMPLETION_THREADS, VERBS_RECEIVE_POOL_SIZE, VERBS_MAP_MODE,
+    TCP_MAX_CONNECTIONS_PER_ADDRESS, TCP_MAX_REQUEST_FRAME_SIZE)
 }

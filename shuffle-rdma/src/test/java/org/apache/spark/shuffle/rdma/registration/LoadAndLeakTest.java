@@ -59,13 +59,31 @@ class LoadAndLeakTest {
         .filter(l -> l.contains(prefix)).count();
   }
 
-  /** Writes a map output with {@code partitions} partitions of {@code each} bytes. */
-  private static File[] output(File dir, String name, int partitions, int each, byte fill)
+  /** Byte {@code position} of output {@code file}: differs by file and by position. */
+  private static byte pattern(int file, int position) {
+    int x = (file * 0x9E3779B1) ^ (position * 0x85EBCA6B);
+    x ^= x >>> 15;
+    x *= 0x2C1B3C6D;
+    return (byte) (x ^ (x >>> 13));
+  }
+
+  private static byte[] expected(int file, int from, int length) {
+    byte[] b = new byte[length];
+    for (int i = 0; i < length; i++) {
+      b[i] = pattern(file, from + i);
+    }
+    return b;
+  }
+
+  /**
+   * Writes map output number {@code file} (its own files, pattern content) with
+   * {@code partitions} partitions of {@code each} bytes.
+   */
+  private static File[] output(File dir, String name, int partitions, int each, int file)
       throws IOException {
     File data = new File(dir, name + ".data");
     File index = new File(dir, name + ".index");
-    byte[] bytes = new byte[partitions * each];
-    Arrays.fill(bytes, fill);
+    byte[] bytes = expected(file, 0, partitions * each);
     Files.write(data.toPath(), bytes);
     try (DataOutputStream out = new DataOutputStream(new FileOutputStream(index))) {
       for (int p = 0; p <= partitions; p++) {
@@ -104,7 +122,7 @@ class LoadAndLeakTest {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       TransportChannel ch = client.connect(server.localAddress());
       // Warm up once so lazily created event-loop threads and sockets count as baseline.
-      File[] w = output(dir, "warm", 4, 100, (byte) 1);
+      File[] w = output(dir, "warm", 4, 100, -1);
       MapOutputDescriptor wd = registry.register(999, 1, w[0], w[1]);
       read(ch, wd.dataAddress(0), wd.dataKey(0), 100);
       registry.unregisterShuffle(999).get(10, TimeUnit.SECONDS);
@@ -113,10 +131,13 @@ class LoadAndLeakTest {
 
       for (int shuffle = 0; shuffle < 300; shuffle++) {
         for (int map = 0; map < 3; map++) {
-          File[] f = output(dir, "s" + shuffle + "m" + map, 8, 512, (byte) (shuffle + map));
+          int file = shuffle * 3 + map;
+          File[] f = output(dir, "s" + shuffle + "m" + map, 8, 512, file);
           MapOutputDescriptor d = registry.register(shuffle, map, f[0], f[1]);
-          byte[] got = read(ch, d.dataAddress(0) + 512, d.dataKey(0), 512);
-          assertEquals((byte) (shuffle + map), got[0]);
+          int partition = (shuffle + map) % 8;
+          assertArrayEquals(expected(file, partition * 512, 512),
+              read(ch, d.dataAddress(0) + partition * 512L, d.dataKey(0), 512),
+              "shuffle " + shuffle + " map " + map + " partition " + partition);
         }
         registry.unregisterShuffle(shuffle).get(10, TimeUnit.SECONDS);
       }
@@ -136,18 +157,22 @@ class LoadAndLeakTest {
   void tensOfThousandsOfMapOutputs() throws Exception {
     try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
-      File[] f = output(dir, "shared", 2, 64, (byte) 9);
       int n = 20_000;
       List<MapOutputDescriptor> ds = new ArrayList<>(n);
       for (int map = 0; map < n; map++) {
+        // Each output its own files and content: a key or address mixed up between outputs
+        // reads another output's bytes, and the check below sees it.
+        File[] f = output(dir, "m" + map, 2, 64, map);
         ds.add(registry.register(0, map, f[0], f[1]));
       }
       assertEquals(n, registry.outputCount());
       assertEquals(2L * n, server.stats().regionsRegistered.get());
       TransportChannel ch = client.connect(server.localAddress());
-      for (int map = 0; map < n; map += 997) {
+      for (int map = 0; map < n; map += 97) {
         MapOutputDescriptor d = ds.get(map);
-        assertEquals(9, read(ch, d.dataAddress(0), d.dataKey(0), 64)[63]);
+        int partition = map % 2;
+        assertArrayEquals(expected(map, partition * 64, 64),
+            read(ch, d.dataAddress(0) + partition * 64L, d.dataKey(0), 64), "map " + map);
       }
       assertTrue(mappingsUnder(dir) > 0, "the check must see live mappings");
       registry.unregisterShuffle(0).get(60, TimeUnit.SECONDS);
@@ -158,8 +183,7 @@ class LoadAndLeakTest {
 
   @Test
   void manyConcurrentReadersAgainstOneServer() throws Exception {
-    byte[] content = new byte[1 << 20];
-    new java.util.Random(5).nextBytes(content);
+    byte[] content = expected(5, 0, 1 << 20);
     Path file = new File(dir, "hot.data").toPath();
     Files.write(file, content);
     File index = new File(dir, "hot.index");

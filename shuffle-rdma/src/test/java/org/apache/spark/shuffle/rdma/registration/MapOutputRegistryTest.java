@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.rdma.registration;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.DataOutputStream;
 import java.io.File;
@@ -139,6 +140,60 @@ class MapOutputRegistryTest {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       assertThrows(java.io.IOException.class, () -> registry.register(0, 3, data, index));
       assertEquals(0, server.stats().regionsRegistered.get());
+    }
+  }
+
+  /** Asserts the read fails and names the problem, and returns its message. */
+  private static String refused(TransportChannel ch, long address, int key, int len) {
+    java.util.concurrent.ExecutionException e = assertThrows(
+        java.util.concurrent.ExecutionException.class, () -> read(ch, address, key, len));
+    return e.getCause().getMessage();
+  }
+
+  /**
+   * The backing-file check MapOutputRegistry really installs (not a stub): reads are served
+   * while the files are whole, refused once the data file is truncated under its
+   * registration or deleted, and integrityProblem reports the same.
+   */
+  @Test
+  void truncatedOrDeletedOutputsAreRefusedNotServed() throws Exception {
+    byte[] content = new byte[3000];
+    for (int i = 0; i < content.length; i++) {
+      content[i] = (byte) (i * 7 + (i >>> 8));
+    }
+    File data = new File(dir, "shuffle_0_1_0.data");
+    java.nio.file.Files.write(data.toPath(), content);
+    File index = index(dir, 0, 1000, 3000);
+    File data2 = new File(dir, "shuffle_0_2_0.data");
+    java.nio.file.Files.write(data2.toPath(), content);
+    File index2 = new File(dir, "shuffle_0_2_0.index");
+    java.nio.file.Files.copy(index.toPath(), index2.toPath());
+    try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
+      MapOutputDescriptor d = registry.register(0, 1, data, index);
+      MapOutputDescriptor d2 = registry.register(0, 2, data2, index2);
+      TransportChannel ch = client.connect(server.localAddress());
+      assertArrayEquals(java.util.Arrays.copyOfRange(content, 2000, 3000),
+          read(ch, d.dataAddress(0) + 2000, d.dataKey(0), 1000));
+      assertEquals(null, registry.integrityProblem(0, 1));
+
+      // Truncated to a third: even a read inside the remaining bytes is refused, since the
+      // output is no longer what was registered.
+      try (RandomAccessFile raf = new RandomAccessFile(data, "rw")) {
+        raf.setLength(1000);
+      }
+      String m = refused(ch, d.dataAddress(0), d.dataKey(0), 10);
+      assertTrue(m.contains("is 1000 bytes, shorter than the 3000 registered"), m);
+      assertTrue(registry.integrityProblem(0, 1).contains("shorter than the 3000 registered"));
+
+      // Deleted: the mapping keeps the inode, but the output is gone.
+      assertTrue(data2.delete());
+      m = refused(ch, d2.dataAddress(0) + 100, d2.dataKey(0), 10);
+      assertTrue(m.contains("is 0 bytes, shorter than the 3000 registered"), m);
+      assertTrue(registry.integrityProblem(0, 2).contains("is 0 bytes"));
+      assertEquals(2, server.stats().readsRefused.get());
+      assertEquals(1, server.stats().readsServed.get());
+      registry.close().get(10, TimeUnit.SECONDS);
     }
   }
 }

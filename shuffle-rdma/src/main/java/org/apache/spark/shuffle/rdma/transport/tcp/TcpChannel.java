@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import io.netty.channel.Channel;
 import org.apache.spark.network.buffer.ManagedBuffer;
@@ -23,6 +24,16 @@ import org.apache.spark.shuffle.rdma.transport.TransportStats;
  * connection with at most {@code maxInFlight} reads outstanding. A batch is written with one
  * flush. Two identical reads in flight at once share one request and its answer (Netty's
  * response handler keys outstanding fetches by their ids, and they would collide).
+ *
+ * <p>The channel owns its {@link TransportClient} alone: the response handler keeps one
+ * callback per id, so a second channel on the same client could overwrite a callback and
+ * leave a read without an answer forever.
+ *
+ * <p>A read sent {@code readTimeoutNanos} ago without an answer fails the whole channel (as on
+ * verbs): the peer is stuck, so every read in flight or waiting behind it fails now, the
+ * connection is closed, and the next {@code connect} opens a fresh one. Netty's idle timeout
+ * alone does not do this: a peer that keeps the connection busy without answering (or a read
+ * queued behind a stuck one) would wait forever.
  */
 final class TcpChannel implements TransportChannel {
   /**
@@ -35,18 +46,32 @@ final class TcpChannel implements TransportChannel {
   private final TransportClient client;
   private final int maxInFlight;
   private final int maxReadLength;
+  private final long readTimeoutMs;
   private final TransportStats stats;
 
   // All guarded by this.
   private final ArrayDeque<ReadRequest> waiting = new ArrayDeque<>();
-  private final HashMap<StreamChunkId, List<ReadRequest>> inFlight = new HashMap<>();
+  private final HashMap<StreamChunkId, InFlight> inFlight = new HashMap<>();
+  private IOException failure;
+
+  /** The reads sharing one request on the wire, and when it was sent. */
+  private static final class InFlight {
+    final List<ReadRequest> waiters = new ArrayList<>(1);
+    final long sentNanos;
+
+    InFlight(long sentNanos) {
+      this.sentNanos = sentNanos;
+    }
+  }
 
   TcpChannel(PeerAddress peer, TransportClient client, int maxInFlight, long maxReadSize,
+      long readTimeoutMs,
       TransportStats stats) {
     this.peer = peer;
     this.client = client;
     this.maxInFlight = maxInFlight;
     this.maxReadLength = (int) Math.min(maxReadSize, FRAME_LIMIT);
+    this.readTimeoutMs = readTimeoutMs;
     this.stats = stats;
   }
 
@@ -62,6 +87,11 @@ final class TcpChannel implements TransportChannel {
 
   @Override
   public boolean isActive() {
+    synchronized (this) {
+      if (failure != null) {
+        return false;
+      }
+    }
     return client.isActive();
   }
 
@@ -69,10 +99,13 @@ final class TcpChannel implements TransportChannel {
   public void read(List<ReadRequest> batch) {
     List<StreamChunkId> toSend = new ArrayList<>(batch.size());
     List<ReadRequest> invalid = null;
+    IOException failed;
     synchronized (this) {
+      failed = failure;
       for (ReadRequest r : batch) {
         stats.readsPosted.incrementAndGet();
-        if (r.remoteAddress() < 0 || r.remoteAddress() > ReadAddressing.MAX_ADDRESS) {
+        if (failed != null || r.remoteAddress() < 0
+            || r.remoteAddress() > ReadAddressing.MAX_ADDRESS) {
           if (invalid == null) {
             invalid = new ArrayList<>();
           }
@@ -84,7 +117,8 @@ final class TcpChannel implements TransportChannel {
     }
     if (invalid != null) {
       for (ReadRequest r : invalid) {
-        fail(r, new IllegalArgumentException("tcp read address out of range: " + r));
+        fail(r, failed != null ? failed
+            : new IllegalArgumentException("tcp read address out of range: " + r));
       }
     }
     send(toSend);
@@ -93,15 +127,15 @@ final class TcpChannel implements TransportChannel {
   private void admitLocked(ReadRequest r, List<StreamChunkId> toSend) {
     StreamChunkId id = new StreamChunkId(
         ReadAddressing.streamId(r.key(), r.remoteAddress()), r.length());
-    List<ReadRequest> same = inFlight.get(id);
+    InFlight same = inFlight.get(id);
     if (same != null) {
-      same.add(r);
+      same.waiters.add(r);
     } else if (inFlight.size() >= maxInFlight) {
       waiting.add(r);
     } else {
-      List<ReadRequest> waiters = new ArrayList<>(1);
-      waiters.add(r);
-      inFlight.put(id, waiters);
+      InFlight f = new InFlight(System.nanoTime());
+      f.waiters.add(r);
+      inFlight.put(id, f);
       toSend.add(id);
     }
   }
@@ -136,16 +170,16 @@ final class TcpChannel implements TransportChannel {
   }
 
   private void complete(StreamChunkId id, ManagedBuffer data, Throwable error) {
-    List<ReadRequest> waiters;
+    InFlight done;
     List<StreamChunkId> toSend = new ArrayList<>();
     synchronized (this) {
-      waiters = inFlight.remove(id);
-      while (!waiting.isEmpty() && inFlight.size() < maxInFlight) {
+      done = inFlight.remove(id);
+      while (failure == null && !waiting.isEmpty() && inFlight.size() < maxInFlight) {
         admitLocked(waiting.poll(), toSend);
       }
     }
-    if (waiters != null) {
-      for (ReadRequest r : waiters) {
+    if (done != null) {
+      for (ReadRequest r : done.waiters) {
         if (error == null) {
           stats.readsCompleted.incrementAndGet();
           stats.bytesRead.addAndGet(r.length());
@@ -168,13 +202,49 @@ final class TcpChannel implements TransportChannel {
     r.callback().onFailure(r, e);
   }
 
-  /** Fails reads that never left this channel; Netty fails the sent ones on close. */
-  void failPending(Throwable cause) {
-    List<ReadRequest> dropped;
+  /**
+   * Called periodically by the transport: if the oldest read in flight was sent more than
+   * the read timeout ago, fails the channel.
+   */
+  void checkTimeout(long nowNanos) {
+    long oldest = Long.MAX_VALUE;
     synchronized (this) {
-      dropped = new ArrayList<>(waiting);
+      if (failure != null) {
+        return;
+      }
+      for (InFlight f : inFlight.values()) {
+        oldest = Math.min(oldest, f.sentNanos);
+      }
+    }
+    if (oldest != Long.MAX_VALUE && nowNanos - oldest > readTimeoutMs * 1_000_000L) {
+      failChannel(new IOException("read from " + peer + " got no answer within "
+          + readTimeoutMs + " ms (spark.shuffle.rdma.readTimeout)"));
+    }
+  }
+
+  /** Fails every read in flight or waiting, closes the connection; later reads fail at once. */
+  void failChannel(IOException cause) {
+    List<ReadRequest> dropped = new ArrayList<>();
+    List<StreamChunkId> ids;
+    synchronized (this) {
+      if (failure != null) {
+        return;
+      }
+      failure = cause;
+      ids = new ArrayList<>(inFlight.keySet());
+      for (Map.Entry<StreamChunkId, InFlight> e : inFlight.entrySet()) {
+        dropped.addAll(e.getValue().waiters);
+      }
+      inFlight.clear();
+      dropped.addAll(waiting);
       waiting.clear();
     }
+    TransportResponseHandler handler = client.getHandler();
+    for (StreamChunkId id : ids) {
+      // A late answer is then dropped by the handler instead of reaching a finished read.
+      handler.removeFetchRequest(id);
+    }
+    client.close();
     for (ReadRequest r : dropped) {
       fail(r, cause);
     }

@@ -7,6 +7,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.network.TransportContext;
@@ -41,23 +44,33 @@ public final class TcpTransport implements ShuffleTransport {
   private final TransportSettings settings;
   private final TransportStats stats = new TransportStats();
   private final RegionServer regionServer;
+  private final ConnectionGuard guard;
   private final TransportContext context;
   private final TransportServer server;
   private final TransportClientFactory clientFactory;
   private final PeerAddress localAddress;
   private final ConcurrentHashMap<PeerAddress, TcpChannel> channels = new ConcurrentHashMap<>();
+  /** One lock per peer: concurrent connects to one peer open one connection, not several. */
+  private final ConcurrentHashMap<PeerAddress, Object> connectLocks = new ConcurrentHashMap<>();
+  /** Fails channels whose oldest read waited longer than spark.shuffle.rdma.readTimeout. */
+  private final ScheduledExecutorService timeouts;
   private volatile boolean closed;
 
   public TcpTransport(TransportSettings settings) throws IOException {
     this.settings = settings;
     SparkConf conf = settings.conf().sparkConf().clone();
-    // The read timeout is the idle timeout of a connection with reads outstanding.
-    conf.set("spark.shuffle.io.connectionTimeout", settings.conf().readTimeoutMs() + "ms");
+    // Netty's idle timeout (a connection quiet this long with requests outstanding is closed)
+    // is only a backstop, twice the read timeout: reads time out in TcpChannel.checkTimeout,
+    // which also catches a read stuck on a connection that is not quiet.
+    conf.set("spark.shuffle.io.connectionTimeout", 2 * settings.conf().readTimeoutMs() + "ms");
     TransportConf transportConf =
         SparkShims.transportConf(conf, MODULE, settings.numUsableCores());
     this.regionServer = new RegionServer(stats, settings.appId(), settings.authenticate());
     this.context = new TransportContext(transportConf, regionServer, true);
+    this.guard = new ConnectionGuard(settings.conf().tcpMaxConnectionsPerAddress(),
+        settings.conf().tcpMaxRequestFrameSize());
     List<TransportServerBootstrap> serverBootstraps = new ArrayList<>();
+    serverBootstraps.add(guard); // first: its limits apply before authentication
     List<TransportClientBootstrap> clientBootstraps = new ArrayList<>();
     if (settings.authenticate()) {
       serverBootstraps.add(new AuthServerBootstrap(transportConf, settings.securityManager()));
@@ -76,6 +89,22 @@ public final class TcpTransport implements ShuffleTransport {
     }
     this.clientFactory = context.createClientFactory(clientBootstraps);
     this.localAddress = new PeerAddress(bindHost, server.getPort());
+    long timeoutMs = settings.conf().readTimeoutMs();
+    long periodMs = Math.max(25, Math.min(1000, timeoutMs / 4));
+    this.timeouts = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "rdma-tcp-read-timeout");
+      t.setDaemon(true);
+      return t;
+    });
+    timeouts.scheduleWithFixedDelay(this::checkTimeouts, periodMs, periodMs,
+        TimeUnit.MILLISECONDS);
+  }
+
+  private void checkTimeouts() {
+    long now = System.nanoTime();
+    for (TcpChannel ch : channels.values()) {
+      ch.checkTimeout(now);
+    }
   }
 
   @Override
@@ -126,23 +155,43 @@ public final class TcpTransport implements ShuffleTransport {
     if (ch != null && ch.isActive()) {
       return ch;
     }
-    TransportClient client;
-    try {
-      client = clientFactory.createClient(peer.host(), peer.port());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while connecting to " + peer, e);
+    synchronized (connectLocks.computeIfAbsent(peer, p -> new Object())) {
+      ch = channels.get(peer);
+      if (ch != null && ch.isActive()) {
+        return ch; // another thread connected while this one waited
+      }
+      TransportClient client;
+      try {
+        // Unmanaged: this channel is the client's only user (the pooled factory would hand
+        // the same client to a second channel, and their callbacks would collide).
+        client = clientFactory.createUnmanagedClient(peer.host(), peer.port());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while connecting to " + peer, e);
+      }
+      stats.connectionsOpened.incrementAndGet();
+      TcpChannel fresh = new TcpChannel(peer, client, settings.conf().maxReadsInFlightPerPeer(),
+          settings.conf().maxReadSize(), settings.conf().readTimeoutMs(), stats);
+      channels.put(peer, fresh);
+      if (ch != null) {
+        ch.failChannel(new IOException("connection to " + peer + " was lost"));
+      }
+      if (closed) {
+        fresh.failChannel(new IOException("tcp transport closed"));
+        throw new IOException("tcp transport is closed");
+      }
+      return fresh;
     }
-    stats.connectionsOpened.incrementAndGet();
-    TcpChannel fresh = new TcpChannel(peer, client, settings.conf().maxReadsInFlightPerPeer(),
-        settings.conf().maxReadSize(), stats);
-    channels.put(peer, fresh);
-    return fresh;
   }
 
   @Override
   public TransportStats stats() {
     return stats;
+  }
+
+  /** The server's pre-authentication limits and their refusal counts (for tests). */
+  ConnectionGuard guard() {
+    return guard;
   }
 
   /** Number of live registered regions (for leak checks). */
@@ -156,8 +205,9 @@ public final class TcpTransport implements ShuffleTransport {
       return;
     }
     closed = true;
+    timeouts.shutdownNow();
     for (TcpChannel ch : Collections.list(channels.elements())) {
-      ch.failPending(new IOException("tcp transport closed"));
+      ch.failChannel(new IOException("tcp transport closed"));
     }
     channels.clear();
     clientFactory.close();

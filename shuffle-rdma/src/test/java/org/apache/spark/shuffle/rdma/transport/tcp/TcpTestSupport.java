@@ -26,7 +26,13 @@ final class TcpTestSupport {
   private TcpTestSupport() {}
 
   static TcpTransport transport(SparkConf extra, String secret) throws IOException {
-    SparkConf conf = new SparkConf(false).set("spark.app.id", "app-test");
+    return transport(extra, secret, "app-test");
+  }
+
+  /** A transport of application {@code appId} (the id its auth handshake presents). */
+  static TcpTransport transport(SparkConf extra, String secret, String appId)
+      throws IOException {
+    SparkConf conf = new SparkConf(false).set("spark.app.id", appId);
     for (scala.Tuple2<String, String> kv : extra.getAll()) {
       conf.set(kv._1(), kv._2());
     }
@@ -37,7 +43,7 @@ final class TcpTestSupport {
           org.apache.spark.internal.config.package$.MODULE$.AUTH_SECRET_FILE());
     }
     return new TcpTransport(new TransportSettings(new RdmaShuffleConf(conf), "127.0.0.1", sm,
-        "app-test", 1));
+        appId, 1));
   }
 
   static TcpTransport transport() throws IOException {

@@ -197,9 +197,36 @@ class TcpTransportTest {
     assertEquals(1, client.stats().connectionsOpened.get());
   }
 
+  /** A sparse file of {@code length} bytes, mapped: no memory or disk behind the hole. */
+  private java.nio.MappedByteBuffer sparseMapping(long length, byte last) throws Exception {
+    File f = new File(dir, "sparse-" + length);
+    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f, "rw")) {
+      raf.setLength(length);
+      raf.seek(length - 1);
+      raf.write(last);
+    }
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f.toPath(),
+        java.nio.file.StandardOpenOption.READ)) {
+      return ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, 0, length);
+    }
+  }
+
   @Test
-  void regionsOverOneGibAreRejected() {
+  void regionsOverOneGibAreRejected() throws Exception {
+    // One byte over 1 GiB (a sparse file: nothing is allocated): refused, nothing registered.
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> server.register(sparseMapping((1L << 30) + 1, (byte) 7)));
+    assertTrue(e.getMessage().contains("[1, 1 GiB]"), e.getMessage());
     assertThrows(IllegalArgumentException.class,
         () -> server.register(java.nio.ByteBuffer.allocateDirect(0)));
+    assertEquals(0, server.liveRegions());
+    assertEquals(0, server.stats().regionsRegistered.get());
+    // Exactly 1 GiB is the largest region: accepted, and its last byte reads back.
+    RegisteredRegion max = server.register(sparseMapping(1L << 30, (byte) 0x3c));
+    assertEquals(1L << 30, max.length());
+    TcpTestSupport.Result r = new TcpTestSupport.Result();
+    client.connect(server.localAddress())
+        .read(List.of(new ReadRequest((1L << 30) - 2, max.key(), 2, r, null)));
+    assertArrayEquals(new byte[] {0, 0x3c}, get(r));
   }
 }
