@@ -58,7 +58,7 @@ final class ExecutorRuntime implements AutoCloseable {
           env.blockManager().blockStoreClient());
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats, this::releaseUncommitted);
-      this.metrics = new RdmaMetricsSource(this::stats);
+      this.metrics = RdmaMetricsSource.executor(this::stats);
       env.metricsSystem().registerSource(metrics);
       started = true;
       LOG.info("RDMA shuffle on executor {}: transport {} serving at {}", env.executorId(),

@@ -1,6 +1,8 @@
 package org.apache.spark.shuffle.rdma;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import com.codahale.metrics.Gauge;
@@ -8,22 +10,81 @@ import com.codahale.metrics.MetricRegistry;
 import org.apache.spark.metrics.source.Source;
 
 /**
- * The plugin's counters in Spark's metrics system (namespace "rdmaShuffle"): registered
- * regions and bytes, reads posted, served and refused, table fetches. Leak checks and
- * dashboards read the same numbers the tests assert.
+ * The plugin's counters in Spark's metrics system, one gauge per counter, named as in the
+ * stats map (transport.bytesRead, reader.remoteBlocks, registry.bytes, ...): whatever the
+ * map holds becomes a gauge, so a counter added to TransportStats, ReaderStats or the
+ * runtime's stats appears without touching this class, also when it first shows up after
+ * start (new names are registered at the next refresh; Spark's registry picks them up
+ * through the child-registry listener). Sinks (PrometheusServlet, JMX, ...) read the values.
+ *
+ * <p>Two instances: "rdmaShuffle" on each executor (its own counters, read from memory) and
+ * "rdmaShuffleCluster" on the driver (the sum over live executors, which costs one RPC per
+ * executor, so at most one refresh per {@link #CLUSTER_MAX_AGE_MS}).
  */
 final class RdmaMetricsSource implements Source {
-  private final MetricRegistry registry = new MetricRegistry();
+  static final String EXECUTOR = "rdmaShuffle";
+  static final String CLUSTER = "rdmaShuffleCluster";
+  /** How stale the driver's sums may be: bounds the RPCs that frequent scrapes cost. */
+  static final long CLUSTER_MAX_AGE_MS = 5_000;
 
-  RdmaMetricsSource(Supplier<Map<String, Long>> stats) {
-    for (String name : stats.get().keySet()) {
-      registry.register(name, (Gauge<Long>) () -> stats.get().getOrDefault(name, 0L));
+  private final String name;
+  private final MetricRegistry registry = new MetricRegistry();
+  private final Supplier<Map<String, Long>> stats;
+  private final long maxAgeNanos;
+  private Map<String, Long> last = Map.of();
+  private long takenAt;
+  private boolean taken;
+
+  RdmaMetricsSource(String name, Supplier<Map<String, Long>> stats, long maxAgeMillis) {
+    this.name = name;
+    this.stats = stats;
+    this.maxAgeNanos = TimeUnit.MILLISECONDS.toNanos(maxAgeMillis);
+    current();
+  }
+
+  /** This executor's counters, read fresh on every scrape. */
+  static RdmaMetricsSource executor(Supplier<Map<String, Long>> stats) {
+    return new RdmaMetricsSource(EXECUTOR, stats, 0);
+  }
+
+  /** The driver's view: every counter summed over executors, plus "executors". */
+  static RdmaMetricsSource cluster(Supplier<Map<String, Map<String, Long>>> perExecutor) {
+    return new RdmaMetricsSource(CLUSTER, () -> sum(perExecutor.get()), CLUSTER_MAX_AGE_MS);
+  }
+
+  /** Sums each counter over executors; "executors" counts them ("transport.verbs" then
+   * counts those on verbs). */
+  static Map<String, Long> sum(Map<String, Map<String, Long>> perExecutor) {
+    Map<String, Long> total = new LinkedHashMap<>();
+    total.put("executors", (long) perExecutor.size());
+    for (Map<String, Long> counters : perExecutor.values()) {
+      counters.forEach((k, v) -> total.merge(k, v, Long::sum));
     }
+    return total;
+  }
+
+  private synchronized Map<String, Long> current() {
+    long now = System.nanoTime();
+    if (!taken || now - takenAt >= maxAgeNanos) {
+      try {
+        last = stats.get();
+      } catch (RuntimeException e) {
+        // An executor or the driver shutting down: keep the last values, never fail a scrape.
+      }
+      takenAt = now;
+      taken = true;
+      for (String key : last.keySet()) {
+        if (!registry.getNames().contains(key)) {
+          registry.register(key, (Gauge<Long>) () -> current().getOrDefault(key, 0L));
+        }
+      }
+    }
+    return last;
   }
 
   @Override
   public String sourceName() {
-    return "rdmaShuffle";
+    return name;
   }
 
   @Override

@@ -134,6 +134,10 @@ public class RdmaShuffleManager extends SortShuffleManager {
           throw new IllegalStateException("RDMA shuffle manager: SparkEnv is not ready yet");
         }
         master = MetadataRpc.startMaster(env);
+        // Cluster-wide sums in the driver's metrics (docs/metrics.md): the driver is where
+        // Spark's PrometheusServlet and most dashboards look.
+        env.metricsSystem().registerSource(
+            RdmaMetricsSource.cluster(() -> MetadataRpc.clusterStats(env)));
         LOG.info("RDMA shuffle manager started on the driver (transport={})",
             rdmaConf.transport());
       }

@@ -32,13 +32,20 @@ final class Doctor {
   private final VerbsPreflight preflight;
   private final Supplier<VerbsRuntime> runtime;
   private final SparkDefaults conf;
+  private final ContainerFacts container;
   private final Report report;
 
   Doctor(VerbsPreflight preflight, Supplier<VerbsRuntime> runtime, SparkDefaults conf,
       PrintStream out) {
+    this(preflight, runtime, conf, ContainerFacts.forHost(), out);
+  }
+
+  Doctor(VerbsPreflight preflight, Supplier<VerbsRuntime> runtime, SparkDefaults conf,
+      ContainerFacts container, PrintStream out) {
     this.preflight = preflight;
     this.runtime = runtime;
     this.conf = conf;
+    this.container = container;
     this.report = new Report(out);
   }
 
@@ -71,6 +78,7 @@ final class Doctor {
       mtu(sysfs, choice.port());
     }
     memlock(host);
+    container(host);
     boolean nativeOk = nativeLayer();
     if (nativeOk && choice != null && choice.ok()) {
       odp(choice.bindAddress());
@@ -182,6 +190,47 @@ final class Doctor {
           + "as private copies: budget them in spark.executor.memoryOverhead (docs/rdma-setup.md "
           + "section 6)");
     }
+  }
+
+  /**
+   * In a container the host-level fixes above do not apply: the device, the capability and
+   * the memlock limit come from the pod spec and the container runtime. Says which of them
+   * this container lacks and what to put where (docs/kubernetes.md).
+   */
+  private void container(HostFacts host) {
+    List<String> evidence = container.evidence();
+    if (evidence.isEmpty()) {
+      return;
+    }
+    boolean k8s = container.kubernetes();
+    report.info("running in a container" + (k8s ? " on Kubernetes" : "") + " ("
+        + String.join(", ", evidence) + ")");
+    if (!host.hasRdmaCmDevice() || !host.hasUverbsDevice()) {
+      report.fail("no RDMA device in this container (/dev/infiniband/rdma_cm and uverbs* "
+          + "absent); with transport=auto this executor runs on tcp", k8s
+          ? "request one in the executor pod template: resources.limits "
+            + "rdma/hca_shared_devices_a: 1 (RDMA shared device plugin) or an SR-IOV VF "
+            + "through Multus (k8s.v1.cni.cncf.io/networks); see docs/kubernetes.md and "
+            + "conf-templates/kubernetes/"
+          : "pass the devices: docker run --device=/dev/infiniband/rdma_cm "
+            + "--device=/dev/infiniband/uverbs0 (one per device)");
+    }
+    if (host.hasIpcLock()) {
+      report.ok("CAP_IPC_LOCK in the container's effective capabilities");
+      return;
+    }
+    OptionalLong limit = host.memlockLimit();
+    if (limit.isPresent() && limit.getAsLong() == Long.MAX_VALUE) {
+      return;
+    }
+    String shown = limit.isPresent() ? (limit.getAsLong() >> 10) + " KiB" : "unknown";
+    report.warn("no CAP_IPC_LOCK and memlock " + shown + " (container runtimes default to "
+        + "8 MiB, far below what registered map outputs need)", k8s
+        ? "add IPC_LOCK to the executor container: securityContext.capabilities.add: "
+          + "[\"IPC_LOCK\"] (conf-templates/kubernetes/executor-pod-template.yaml); or raise "
+          + "the runtime's default memlock on every node: LimitMEMLOCK=infinity in the "
+          + "containerd/crio systemd unit (docs/kubernetes.md)"
+        : "docker run --cap-add=IPC_LOCK or --ulimit memlock=-1:-1");
   }
 
   private boolean nativeLayer() {
