@@ -12,6 +12,12 @@
 /* The JNI contract version DiSNI 2.1's NativeDispatcher checks in its constructor. */
 #define DISNI_JNI_VERSION 32
 
+/*
+ * What NativeIdentity.version() returns (identity.c); LibraryIdentity.EXPECTED must equal
+ * it. Bump both when the Java side starts relying on a new native behaviour.
+ */
+#define SHUFFLE_RDMA_NATIVE_VERSION "shuffle-rdma-native 1"
+
 #define JNI_FN(name) Java_com_ibm_disni_verbs_impl_NativeDispatcher__1##name
 
 #define PTR(type, handle) ((type *)(uintptr_t)(handle))
