@@ -2,8 +2,11 @@
  * RDMA connection manager half of DiSNI's NativeDispatcher: event channels, cm ids,
  * address/route resolution, connect/accept and queue pairs created through rdma_cm.
  *
- * Handles are the librdmacm pointers themselves (DiSNI's Java side keeps them as "objId"
- * and tests them with ">= 0", which holds for user-space pointers on x86-64).
+ * Event channels, cm ids and queue pairs are table handles (handles.h), not pointers: a
+ * stale one is refused instead of crashing. A cm id's handle is also kept in id->context, so
+ * events (which name ids by pointer) are reported with handles; an id created by a
+ * connection request is registered when its event arrives. A cm id's slot keeps the handle
+ * of its queue pair as its aux value.
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,6 +14,7 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "handles.h"
 #include "jni_util.h"
 
 JNIEXPORT jlong JNICALL JNI_FN(createEventChannel)(JNIEnv *env, jobject self) {
@@ -21,49 +25,77 @@ JNIEXPORT jlong JNICALL JNI_FN(createEventChannel)(JNIEnv *env, jobject self) {
     throw_io_errno(env, "rdma_create_event_channel", last_errno());
     return -1;
   }
-  return HANDLE(channel);
+  jlong handle = handle_register(channel, HANDLE_EVENT_CHANNEL);
+  if (handle == 0) {
+    rdma_destroy_event_channel(channel);
+    throw_io_errno(env, "rdma_create_event_channel (handle table)", ENOMEM);
+    return -1;
+  }
+  return handle;
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyEventChannel)(JNIEnv *env, jobject self, jlong channel) {
   (void)env;
   (void)self;
-  if (channel == 0) {
+  struct rdma_event_channel *ch = handle_release(channel, HANDLE_EVENT_CHANNEL);
+  if (ch == NULL) {
     return -EINVAL;
   }
-  rdma_destroy_event_channel(PTR(struct rdma_event_channel, channel));
+  rdma_destroy_event_channel(ch);
   return 0;
 }
 
 JNIEXPORT jlong JNICALL JNI_FN(createId)(JNIEnv *env, jobject self, jlong channel, jshort ps) {
   (void)self;
-  if (!require_handle(env, channel, "rdma_create_id: event channel")) {
+  struct rdma_event_channel *ch =
+      require_object(env, channel, HANDLE_EVENT_CHANNEL, "rdma_create_id: event channel");
+  if (ch == NULL) {
     return -1;
   }
   struct rdma_cm_id *id = NULL;
-  if (rdma_create_id(PTR(struct rdma_event_channel, channel), &id, NULL,
-                     (enum rdma_port_space)(unsigned short)ps) != 0) {
+  if (rdma_create_id(ch, &id, NULL, (enum rdma_port_space)(unsigned short)ps) != 0) {
     throw_io_errno(env, "rdma_create_id", last_errno());
     return -1;
   }
-  return HANDLE(id);
+  jlong handle = handle_register(id, HANDLE_CM_ID);
+  if (handle == 0) {
+    rdma_destroy_id(id);
+    throw_io_errno(env, "rdma_create_id (handle table)", ENOMEM);
+    return -1;
+  }
+  id->context = (void *)(uintptr_t)handle;
+  return handle;
+}
+
+/* Ends the handle of the cm id's queue pair, if it has one; returns whether it had. */
+static int release_qp_handle(jlong id) {
+  jlong qp = handle_aux(id, HANDLE_CM_ID);
+  handle_set_aux(id, HANDLE_CM_ID, 0);
+  return qp != 0 && handle_release(qp, HANDLE_QP) != NULL;
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyCmId)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  if (id == 0) {
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL) {
     return -EINVAL;
   }
-  return rdma_destroy_id(PTR(struct rdma_cm_id, id)) == 0 ? 0 : -last_errno();
+  release_qp_handle(id);
+  handle_release(id, HANDLE_CM_ID);
+  return rdma_destroy_id(cm_id) == 0 ? 0 : -last_errno();
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyEp)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  if (id == 0) {
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL) {
     return -EINVAL;
   }
-  rdma_destroy_ep(PTR(struct rdma_cm_id, id));
+  release_qp_handle(id);
+  handle_release(id, HANDLE_CM_ID);
+  rdma_destroy_ep(cm_id);
   return 0;
 }
 
@@ -81,21 +113,22 @@ static int check_inet(JNIEnv *env, jlong addr, const char *what) {
 
 JNIEXPORT void JNICALL JNI_FN(bindAddr)(JNIEnv *env, jobject self, jlong id, jlong addr) {
   (void)self;
-  if (!require_handle(env, id, "rdma_bind_addr: cm id") ||
-      !check_inet(env, addr, "rdma_bind_addr")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_bind_addr: cm id");
+  if (cm_id == NULL || !check_inet(env, addr, "rdma_bind_addr")) {
     return;
   }
-  if (rdma_bind_addr(PTR(struct rdma_cm_id, id), PTR(struct sockaddr, addr)) != 0) {
+  if (rdma_bind_addr(cm_id, PTR(struct sockaddr, addr)) != 0) {
     throw_io_errno(env, "rdma_bind_addr", last_errno());
   }
 }
 
 JNIEXPORT void JNICALL JNI_FN(listen)(JNIEnv *env, jobject self, jlong id, jint backlog) {
   (void)self;
-  if (!require_handle(env, id, "rdma_listen: cm id")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_listen: cm id");
+  if (cm_id == NULL) {
     return;
   }
-  if (rdma_listen(PTR(struct rdma_cm_id, id), backlog) != 0) {
+  if (rdma_listen(cm_id, backlog) != 0) {
     throw_io_errno(env, "rdma_listen", last_errno());
   }
 }
@@ -103,14 +136,14 @@ JNIEXPORT void JNICALL JNI_FN(listen)(JNIEnv *env, jobject self, jlong id, jint 
 JNIEXPORT void JNICALL JNI_FN(resolveAddr)(JNIEnv *env, jobject self, jlong id, jlong src,
                                            jlong dst, jint timeout) {
   (void)self;
-  if (!require_handle(env, id, "rdma_resolve_addr: cm id") ||
-      !check_inet(env, dst, "rdma_resolve_addr")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_resolve_addr: cm id");
+  if (cm_id == NULL || !check_inet(env, dst, "rdma_resolve_addr")) {
     return;
   }
   if (src != 0 && !check_inet(env, src, "rdma_resolve_addr (source)")) {
     return;
   }
-  if (rdma_resolve_addr(PTR(struct rdma_cm_id, id), PTR(struct sockaddr, src),
+  if (rdma_resolve_addr(cm_id, PTR(struct sockaddr, src),
                         PTR(struct sockaddr, dst), timeout) != 0) {
     throw_io_errno(env, "rdma_resolve_addr", last_errno());
   }
@@ -118,29 +151,31 @@ JNIEXPORT void JNICALL JNI_FN(resolveAddr)(JNIEnv *env, jobject self, jlong id, 
 
 JNIEXPORT void JNICALL JNI_FN(resolveRoute)(JNIEnv *env, jobject self, jlong id, jint timeout) {
   (void)self;
-  if (!require_handle(env, id, "rdma_resolve_route: cm id")) {
+  struct rdma_cm_id *cm_id =
+      require_object(env, id, HANDLE_CM_ID, "rdma_resolve_route: cm id");
+  if (cm_id == NULL) {
     return;
   }
-  if (rdma_resolve_route(PTR(struct rdma_cm_id, id), timeout) != 0) {
+  if (rdma_resolve_route(cm_id, timeout) != 0) {
     throw_io_errno(env, "rdma_resolve_route", last_errno());
   }
 }
 
 /*
  * Waits up to timeout ms (negative: forever) for one CM event. On success writes the
- * listening id (for CONNECT_REQUEST; else whatever librdmacm reports, usually 0) and the
- * event's id, acknowledges the event at once and returns its type; returns -1 when no event
- * came. The immediate ack is deliberate: DiSNI's _ackCmEvent(int) gets only the event type,
+ * handles of the listening id (for CONNECT_REQUEST; else 0) and of the event's id (a
+ * connection request's new id is registered here), acknowledges the event at once and
+ * returns its type; returns -1 when no event came. The immediate ack is deliberate: DiSNI's _ackCmEvent(int) gets only the event type,
  * so it cannot name the event to ack, and acking early keeps rdma_destroy_id from blocking.
  */
 JNIEXPORT jint JNICALL JNI_FN(getCmEvent)(JNIEnv *env, jobject self, jlong channel,
                                           jlong listen_out, jlong id_out, jint timeout) {
   (void)self;
   (void)env;
-  if (channel == 0 || listen_out == 0 || id_out == 0) {
+  struct rdma_event_channel *ch = handle_get(channel, HANDLE_EVENT_CHANNEL);
+  if (ch == NULL || listen_out == 0 || id_out == 0) {
     return -EINVAL;
   }
-  struct rdma_event_channel *ch = PTR(struct rdma_event_channel, channel);
   struct pollfd pfd = {.fd = ch->fd, .events = POLLIN, .revents = 0};
   int ready = poll(&pfd, 1, timeout < 0 ? -1 : timeout);
   if (ready <= 0) {
@@ -150,9 +185,25 @@ JNIEXPORT jint JNICALL JNI_FN(getCmEvent)(JNIEnv *env, jobject self, jlong chann
   if (rdma_get_cm_event(ch, &event) != 0) {
     return -1;
   }
-  *PTR(uint64_t, listen_out) = (uint64_t)(uintptr_t)event->listen_id;
-  *PTR(uint64_t, id_out) = (uint64_t)(uintptr_t)event->id;
   jint type = (jint)event->event;
+  jlong id_handle;
+  if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+    /* A new id; librdmacm copied the listener's context (its handle) into it. */
+    id_handle = handle_register(event->id, HANDLE_CM_ID);
+    if (id_handle == 0) {
+      struct rdma_cm_id *refused = event->id;
+      rdma_ack_cm_event(event);
+      rdma_reject(refused, NULL, 0);
+      rdma_destroy_id(refused);
+      return -1;
+    }
+    event->id->context = (void *)(uintptr_t)id_handle;
+  } else {
+    id_handle = event->id == NULL ? 0 : (jlong)(uintptr_t)event->id->context;
+  }
+  *PTR(uint64_t, listen_out) =
+      event->listen_id == NULL ? 0 : (uint64_t)(uintptr_t)event->listen_id->context;
+  *PTR(uint64_t, id_out) = (uint64_t)id_handle;
   rdma_ack_cm_event(event);
   return type;
 }
@@ -179,7 +230,8 @@ static void fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_
 JNIEXPORT void JNICALL JNI_FN(connect)(JNIEnv *env, jobject self, jlong id, jint retry,
                                        jint rnr_retry, jlong private_data, jbyte private_len) {
   (void)self;
-  if (!require_handle(env, id, "rdma_connect: cm id")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_connect: cm id");
+  if (cm_id == NULL) {
     return;
   }
   struct rdma_conn_param param;
@@ -188,7 +240,7 @@ JNIEXPORT void JNICALL JNI_FN(connect)(JNIEnv *env, jobject self, jlong id, jint
     param.private_data = PTR(void, private_data);
     param.private_data_len = (uint8_t)private_len;
   }
-  if (rdma_connect(PTR(struct rdma_cm_id, id), &param) != 0) {
+  if (rdma_connect(cm_id, &param) != 0) {
     throw_io_errno(env, "rdma_connect", last_errno());
   }
 }
@@ -196,12 +248,13 @@ JNIEXPORT void JNICALL JNI_FN(connect)(JNIEnv *env, jobject self, jlong id, jint
 JNIEXPORT void JNICALL JNI_FN(accept)(JNIEnv *env, jobject self, jlong id, jint retry,
                                       jint rnr_retry) {
   (void)self;
-  if (!require_handle(env, id, "rdma_accept: cm id")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_accept: cm id");
+  if (cm_id == NULL) {
     return;
   }
   struct rdma_conn_param param;
   fill_conn_param(&param, retry, rnr_retry);
-  if (rdma_accept(PTR(struct rdma_cm_id, id), &param) != 0) {
+  if (rdma_accept(cm_id, &param) != 0) {
     throw_io_errno(env, "rdma_accept", last_errno());
   }
 }
@@ -209,10 +262,11 @@ JNIEXPORT void JNICALL JNI_FN(accept)(JNIEnv *env, jobject self, jlong id, jint 
 JNIEXPORT jint JNICALL JNI_FN(disconnect)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  if (id == 0) {
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL) {
     return -EINVAL;
   }
-  return rdma_disconnect(PTR(struct rdma_cm_id, id)) == 0 ? 0 : -last_errno();
+  return rdma_disconnect(cm_id) == 0 ? 0 : -last_errno();
 }
 
 static struct ibv_qp *create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
@@ -226,40 +280,61 @@ JNIEXPORT jlong JNICALL JNI_FN(createQP)(JNIEnv *env, jobject self, jlong id, jl
                                          jlong send_cq, jlong recv_cq, jint qp_type,
                                          jint max_send_wr, jint max_recv_wr, jint max_inline) {
   (void)self;
-  if (!require_handle(env, id, "rdma_create_qp: cm id") ||
-      !require_handle(env, pd, "rdma_create_qp: protection domain") ||
-      !require_handle(env, send_cq, "rdma_create_qp: send CQ") ||
-      !require_handle(env, recv_cq, "rdma_create_qp: receive CQ")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_create_qp: cm id");
+  if (cm_id == NULL || !require_handle(env, pd, "rdma_create_qp: protection domain")) {
+    return -1;
+  }
+  struct ibv_cq *scq = require_object(env, send_cq, HANDLE_CQ, "rdma_create_qp: send CQ");
+  struct ibv_cq *rcq =
+      scq == NULL ? NULL : require_object(env, recv_cq, HANDLE_CQ, "rdma_create_qp: receive CQ");
+  if (rcq == NULL) {
+    return -1;
+  }
+  if (cm_id->qp != NULL) {
+    throw_io(env, "rdma_create_qp: this cm id has a queue pair already");
     return -1;
   }
   struct ibv_qp_init_attr attr;
   memset(&attr, 0, sizeof(attr));
-  attr.send_cq = PTR(struct ibv_cq, send_cq);
-  attr.recv_cq = PTR(struct ibv_cq, recv_cq);
+  attr.send_cq = scq;
+  attr.recv_cq = rcq;
   attr.qp_type = (enum ibv_qp_type)qp_type;
   attr.cap.max_send_wr = (uint32_t)max_send_wr;
   attr.cap.max_recv_wr = (uint32_t)max_recv_wr;
   attr.cap.max_inline_data = (uint32_t)max_inline;
   attr.sq_sig_all = 0;
   /* The Java API has no SGE count: ask for a few, fall back to one on small devices. */
-  struct ibv_qp *qp = create_qp(PTR(struct rdma_cm_id, id), PTR(struct ibv_pd, pd), &attr, 4);
+  struct ibv_qp *qp = create_qp(cm_id, PTR(struct ibv_pd, pd), &attr, 4);
   if (qp == NULL) {
-    qp = create_qp(PTR(struct rdma_cm_id, id), PTR(struct ibv_pd, pd), &attr, 1);
+    qp = create_qp(cm_id, PTR(struct ibv_pd, pd), &attr, 1);
   }
   if (qp == NULL) {
     throw_io_errno(env, "rdma_create_qp", last_errno());
     return -1;
   }
-  return HANDLE(qp);
+  jlong handle = handle_register(qp, HANDLE_QP);
+  if (handle == 0) {
+    rdma_destroy_qp(cm_id);
+    throw_io_errno(env, "rdma_create_qp (handle table)", ENOMEM);
+    return -1;
+  }
+  handle_set_aux(id, HANDLE_CM_ID, handle);
+  return handle;
 }
 
+/*
+ * Takes the cm id, as DiSNI passes it. A QP that was never created (or is destroyed
+ * already) is refused: librdmacm would call ibv_destroy_qp(NULL) and crash.
+ */
 JNIEXPORT jint JNICALL JNI_FN(destroyQP)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  if (id == 0) {
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL || cm_id->qp == NULL) {
     return -EINVAL;
   }
-  rdma_destroy_qp(PTR(struct rdma_cm_id, id));
+  release_qp_handle(id);
+  rdma_destroy_qp(cm_id);
   return 0;
 }
 
@@ -278,27 +353,30 @@ static jint copy_addr(struct sockaddr *from, jlong to) {
 JNIEXPORT jint JNICALL JNI_FN(getSrcAddr)(JNIEnv *env, jobject self, jlong id, jlong addr) {
   (void)env;
   (void)self;
-  if (id == 0) {
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL) {
     return -EINVAL;
   }
-  return copy_addr(rdma_get_local_addr(PTR(struct rdma_cm_id, id)), addr);
+  return copy_addr(rdma_get_local_addr(cm_id), addr);
 }
 
 JNIEXPORT jint JNICALL JNI_FN(getDstAddr)(JNIEnv *env, jobject self, jlong id, jlong addr) {
   (void)env;
   (void)self;
-  if (id == 0) {
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL) {
     return -EINVAL;
   }
-  return copy_addr(rdma_get_peer_addr(PTR(struct rdma_cm_id, id)), addr);
+  return copy_addr(rdma_get_peer_addr(cm_id), addr);
 }
 
 JNIEXPORT jlong JNICALL JNI_FN(getContext)(JNIEnv *env, jobject self, jlong id) {
   (void)self;
-  if (!require_handle(env, id, "getContext: cm id")) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "getContext: cm id");
+  if (cm_id == NULL) {
     return -1;
   }
-  struct ibv_context *verbs = PTR(struct rdma_cm_id, id)->verbs;
+  struct ibv_context *verbs = cm_id->verbs;
   if (verbs == NULL) {
     throw_io(env, "cm id is not bound to an RDMA device yet (bind or resolve an address "
                   "first)");

@@ -1,5 +1,7 @@
 #include "jni_util.h"
 
+#include "handles.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,4 +60,18 @@ int require_handle(JNIEnv *env, jlong handle, const char *what) {
 
 int last_errno(void) {
   return errno != 0 ? errno : EIO;
+}
+
+void *require_object(JNIEnv *env, jlong handle, int kind, const char *what) {
+  if (!require_handle(env, handle, what)) {
+    return NULL;
+  }
+  void *object = handle_get(handle, kind);
+  if (object == NULL) {
+    char message[256];
+    snprintf(message, sizeof(message),
+             "%s: stale or invalid handle (object already destroyed, or another kind)", what);
+    throw_io(env, message);
+  }
+  return object;
 }

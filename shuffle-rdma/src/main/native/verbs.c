@@ -5,6 +5,10 @@
  * Work request chains and work completion arrays are laid out by DiSNI's Java code in
  * native memory with the sizes/offsets from layout.c, so posting and polling pass those
  * addresses straight to libibverbs without copying.
+ *
+ * Completion channels, CQs, QPs and memory regions are table handles (handles.h): a stale
+ * handle is refused instead of crashing. Device contexts and protection domains are raw
+ * pointers (they live as long as the transport).
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,6 +16,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "handles.h"
 #include "jni_util.h"
 
 JNIEXPORT jlong JNICALL JNI_FN(allocPd)(JNIEnv *env, jobject self, jlong context) {
@@ -73,16 +78,27 @@ JNIEXPORT jlong JNICALL JNI_FN(createCompChannel)(JNIEnv *env, jobject self, jlo
     throw_io_errno(env, "ibv_create_comp_channel", last_errno());
     return -1;
   }
-  return HANDLE(channel);
+  jlong handle = handle_register(channel, HANDLE_COMP_CHANNEL);
+  if (handle == 0) {
+    ibv_destroy_comp_channel(channel);
+    throw_io_errno(env, "ibv_create_comp_channel (handle table)", ENOMEM);
+    return -1;
+  }
+  return handle;
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyCompChannel)(JNIEnv *env, jobject self, jlong channel) {
   (void)env;
   (void)self;
-  if (channel == 0) {
+  struct ibv_comp_channel *ch = handle_get(channel, HANDLE_COMP_CHANNEL);
+  if (ch == NULL) {
     return -EINVAL;
   }
-  return -ibv_destroy_comp_channel(PTR(struct ibv_comp_channel, channel));
+  int rc = ibv_destroy_comp_channel(ch);
+  if (rc == 0) {
+    handle_release(channel, HANDLE_COMP_CHANNEL); /* kept while CQs still use it (EBUSY) */
+  }
+  return -rc;
 }
 
 JNIEXPORT jlong JNICALL JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong context,
@@ -91,23 +107,40 @@ JNIEXPORT jlong JNICALL JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong contex
   if (!require_handle(env, context, "ibv_create_cq: context")) {
     return -1;
   }
+  struct ibv_comp_channel *ch = NULL; /* 0: a CQ without a channel */
+  if (channel != 0 &&
+      (ch = require_object(env, channel, HANDLE_COMP_CHANNEL, "ibv_create_cq: channel")) ==
+          NULL) {
+    return -1;
+  }
   errno = 0;
-  struct ibv_cq *cq = ibv_create_cq(PTR(struct ibv_context, context), ncqe, NULL,
-                                    PTR(struct ibv_comp_channel, channel), comp_vector);
+  struct ibv_cq *cq =
+      ibv_create_cq(PTR(struct ibv_context, context), ncqe, NULL, ch, comp_vector);
   if (cq == NULL) {
     throw_io_errno(env, "ibv_create_cq", last_errno());
     return -1;
   }
-  return HANDLE(cq);
+  jlong handle = handle_register(cq, HANDLE_CQ);
+  if (handle == 0) {
+    ibv_destroy_cq(cq);
+    throw_io_errno(env, "ibv_create_cq (handle table)", ENOMEM);
+    return -1;
+  }
+  return handle;
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyCQ)(JNIEnv *env, jobject self, jlong cq) {
   (void)env;
   (void)self;
-  if (cq == 0) {
+  struct ibv_cq *c = handle_get(cq, HANDLE_CQ);
+  if (c == NULL) {
     return -EINVAL;
   }
-  return -ibv_destroy_cq(PTR(struct ibv_cq, cq));
+  int rc = ibv_destroy_cq(c);
+  if (rc == 0) {
+    handle_release(cq, HANDLE_CQ); /* kept while QPs still use it (EBUSY) */
+  }
+  return -rc;
 }
 
 /*
@@ -116,7 +149,8 @@ JNIEXPORT jint JNICALL JNI_FN(destroyCQ)(JNIEnv *env, jobject self, jlong cq) {
  */
 JNIEXPORT jint JNICALL JNI_FN(modifyQP)(JNIEnv *env, jobject self, jlong qp, jlong attr) {
   (void)self;
-  if (!require_handle(env, qp, "modifyQP: queue pair")) {
+  struct ibv_qp *q = require_object(env, qp, HANDLE_QP, "modifyQP: queue pair");
+  if (q == NULL) {
     return -1;
   }
   if (attr != 0) {
@@ -125,7 +159,7 @@ JNIEXPORT jint JNICALL JNI_FN(modifyQP)(JNIEnv *env, jobject self, jlong qp, jlo
   }
   struct ibv_qp_attr qp_attr;
   struct ibv_qp_init_attr init_attr;
-  int rc = ibv_query_qp(PTR(struct ibv_qp, qp), &qp_attr, IBV_QP_STATE, &init_attr);
+  int rc = ibv_query_qp(q, &qp_attr, IBV_QP_STATE, &init_attr);
   if (rc != 0) {
     throw_io_errno(env, "ibv_query_qp", rc);
     return -1;
@@ -135,10 +169,11 @@ JNIEXPORT jint JNICALL JNI_FN(modifyQP)(JNIEnv *env, jobject self, jlong qp, jlo
 
 JNIEXPORT jint JNICALL JNI_FN(getQpNum)(JNIEnv *env, jobject self, jlong qp) {
   (void)self;
-  if (!require_handle(env, qp, "getQpNum: queue pair")) {
+  struct ibv_qp *q = require_object(env, qp, HANDLE_QP, "getQpNum: queue pair");
+  if (q == NULL) {
     return -1;
   }
-  return (jint)PTR(struct ibv_qp, qp)->qp_num;
+  return (jint)q->qp_num;
 }
 
 /* Registers memory; writes lkey, rkey and handle (3 x uint32) to the out addresses. */
@@ -161,19 +196,28 @@ JNIEXPORT jlong JNICALL JNI_FN(regMr)(JNIEnv *env, jobject self, jlong pd, jlong
   }
   *PTR(uint32_t, lkey_out) = mr->lkey;
   *PTR(uint32_t, rkey_out) = mr->rkey;
+  jlong handle = handle_register(mr, HANDLE_MR);
+  if (handle == 0) {
+    ibv_dereg_mr(mr);
+    throw_io_errno(env, "ibv_reg_mr (handle table)", ENOMEM);
+    return -1;
+  }
   *PTR(uint32_t, handle_out) = mr->handle;
-  return HANDLE(mr);
+  return handle;
 }
 
 JNIEXPORT void JNICALL JNI_FN(deregMr)(JNIEnv *env, jobject self, jlong mr) {
   (void)self;
-  if (!require_handle(env, mr, "ibv_dereg_mr: memory region")) {
+  struct ibv_mr *region = require_object(env, mr, HANDLE_MR, "ibv_dereg_mr: memory region");
+  if (region == NULL) {
     return;
   }
-  int rc = ibv_dereg_mr(PTR(struct ibv_mr, mr));
+  int rc = ibv_dereg_mr(region);
   if (rc != 0) {
     throw_io_errno(env, "ibv_dereg_mr", rc);
+    return;
   }
+  handle_release(mr, HANDLE_MR);
 }
 
 /*
@@ -203,10 +247,10 @@ JNIEXPORT jint JNICALL JNI_FN(queryOdpSupport)(JNIEnv *env, jobject self, jlong 
 JNIEXPORT jint JNICALL JNI_FN(expPrefetchMr)(JNIEnv *env, jobject self, jlong mr, jlong addr,
                                              jint len) {
   (void)self;
-  if (!require_handle(env, mr, "ibv_advise_mr: memory region")) {
+  struct ibv_mr *region = require_object(env, mr, HANDLE_MR, "ibv_advise_mr: memory region");
+  if (region == NULL) {
     return -1;
   }
-  struct ibv_mr *region = PTR(struct ibv_mr, mr);
   struct ibv_sge sge = {.addr = (uint64_t)addr, .length = (uint32_t)len, .lkey = region->lkey};
   int rc = ibv_advise_mr(region->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, IBV_ADVISE_MR_FLAG_FLUSH,
                          &sge, 1);
@@ -219,12 +263,12 @@ JNIEXPORT jint JNICALL JNI_FN(expPrefetchMr)(JNIEnv *env, jobject self, jlong mr
 
 JNIEXPORT void JNICALL JNI_FN(postSend)(JNIEnv *env, jobject self, jlong qp, jlong wr) {
   (void)self;
-  if (!require_handle(env, qp, "ibv_post_send: queue pair") ||
-      !require_handle(env, wr, "ibv_post_send: work request list")) {
+  struct ibv_qp *q = require_object(env, qp, HANDLE_QP, "ibv_post_send: queue pair");
+  if (q == NULL || !require_handle(env, wr, "ibv_post_send: work request list")) {
     return;
   }
   struct ibv_send_wr *bad = NULL;
-  int rc = ibv_post_send(PTR(struct ibv_qp, qp), PTR(struct ibv_send_wr, wr), &bad);
+  int rc = ibv_post_send(q, PTR(struct ibv_send_wr, wr), &bad);
   if (rc != 0) {
     throw_io_errno(env, "ibv_post_send", rc);
   }
@@ -232,12 +276,12 @@ JNIEXPORT void JNICALL JNI_FN(postSend)(JNIEnv *env, jobject self, jlong qp, jlo
 
 JNIEXPORT void JNICALL JNI_FN(postRecv)(JNIEnv *env, jobject self, jlong qp, jlong wr) {
   (void)self;
-  if (!require_handle(env, qp, "ibv_post_recv: queue pair") ||
-      !require_handle(env, wr, "ibv_post_recv: work request list")) {
+  struct ibv_qp *q = require_object(env, qp, HANDLE_QP, "ibv_post_recv: queue pair");
+  if (q == NULL || !require_handle(env, wr, "ibv_post_recv: work request list")) {
     return;
   }
   struct ibv_recv_wr *bad = NULL;
-  int rc = ibv_post_recv(PTR(struct ibv_qp, qp), PTR(struct ibv_recv_wr, wr), &bad);
+  int rc = ibv_post_recv(q, PTR(struct ibv_recv_wr, wr), &bad);
   if (rc != 0) {
     throw_io_errno(env, "ibv_post_recv", rc);
   }
@@ -245,11 +289,11 @@ JNIEXPORT void JNICALL JNI_FN(postRecv)(JNIEnv *env, jobject self, jlong qp, jlo
 
 JNIEXPORT jint JNICALL JNI_FN(pollCQ)(JNIEnv *env, jobject self, jlong cq, jint ne, jlong wc) {
   (void)self;
-  if (!require_handle(env, cq, "ibv_poll_cq: completion queue") ||
-      !require_handle(env, wc, "ibv_poll_cq: completion array")) {
+  struct ibv_cq *c = require_object(env, cq, HANDLE_CQ, "ibv_poll_cq: completion queue");
+  if (c == NULL || !require_handle(env, wc, "ibv_poll_cq: completion array")) {
     return -1;
   }
-  int n = ibv_poll_cq(PTR(struct ibv_cq, cq), ne, PTR(struct ibv_wc, wc));
+  int n = ibv_poll_cq(c, ne, PTR(struct ibv_wc, wc));
   if (n < 0) {
     throw_io_errno(env, "ibv_poll_cq", -n > 0 ? -n : EIO);
   }
@@ -258,10 +302,11 @@ JNIEXPORT jint JNICALL JNI_FN(pollCQ)(JNIEnv *env, jobject self, jlong cq, jint 
 
 JNIEXPORT jint JNICALL JNI_FN(reqNotifyCQ)(JNIEnv *env, jobject self, jlong cq, jint solicited) {
   (void)self;
-  if (!require_handle(env, cq, "ibv_req_notify_cq: completion queue")) {
+  struct ibv_cq *c = require_object(env, cq, HANDLE_CQ, "ibv_req_notify_cq: completion queue");
+  if (c == NULL) {
     return -1;
   }
-  int rc = ibv_req_notify_cq(PTR(struct ibv_cq, cq), solicited);
+  int rc = ibv_req_notify_cq(c, solicited);
   if (rc != 0) {
     throw_io_errno(env, "ibv_req_notify_cq", rc);
   }
@@ -277,10 +322,11 @@ JNIEXPORT jint JNICALL JNI_FN(reqNotifyCQ)(JNIEnv *env, jobject self, jlong cq, 
 JNIEXPORT jint JNICALL JNI_FN(getCqEvent)(JNIEnv *env, jobject self, jlong channel,
                                           jint timeout) {
   (void)self;
-  if (!require_handle(env, channel, "ibv_get_cq_event: completion channel")) {
+  struct ibv_comp_channel *ch =
+      require_object(env, channel, HANDLE_COMP_CHANNEL, "ibv_get_cq_event: completion channel");
+  if (ch == NULL) {
     return -1;
   }
-  struct ibv_comp_channel *ch = PTR(struct ibv_comp_channel, channel);
   struct pollfd pfd = {.fd = ch->fd, .events = POLLIN, .revents = 0};
   if (poll(&pfd, 1, timeout < 0 ? -1 : timeout) <= 0) {
     return -1;

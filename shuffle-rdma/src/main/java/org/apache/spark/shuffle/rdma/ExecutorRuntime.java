@@ -52,7 +52,7 @@ final class ExecutorRuntime implements AutoCloseable {
     try {
       this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId());
       RpcEndpointRef master = MetadataRpc.masterRef(env);
-      this.tables = new ShuffleTableCache(master);
+      this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
           env.blockManager().blockStoreClient());

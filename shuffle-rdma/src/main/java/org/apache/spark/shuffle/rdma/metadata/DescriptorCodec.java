@@ -4,17 +4,31 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
-/** Packs descriptors into the compact byte arrays that travel over Spark's RPC. */
+/**
+ * Packs descriptors into the compact byte arrays that travel over Spark's RPC.
+ *
+ * <p>A shuffle's table is a log of records, each a tag byte and its body:
+ * {@code PUBLISHED} + an entry ({@link #encodeEntry}), or {@code RELEASED} + a map id
+ * (an uncommitted attempt's output the driver forgot). Records are self-delimiting, so
+ * the log can be cut into chunks anywhere and read back by concatenation.
+ */
 public final class DescriptorCodec {
+  static final byte PUBLISHED = 1;
+  static final byte RELEASED = 2;
+
   private DescriptorCodec() {}
 
-  /** One descriptor without a count prefix; the driver concatenates these into a table. */
+  /** One descriptor without a tag; what an executor publishes. */
   public static byte[] encodeEntry(MapOutputDescriptor d) {
     try {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
@@ -27,57 +41,71 @@ public final class DescriptorCodec {
     }
   }
 
-  /** A table from entries made by {@link #encodeEntry}: a count, then the entries. */
-  public static byte[] table(Collection<byte[]> entries) {
-    int size = 4;
-    for (byte[] e : entries) {
-      size += e.length;
-    }
-    java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(size);
-    buf.putInt(entries.size());
-    for (byte[] e : entries) {
-      buf.put(e);
-    }
-    return buf.array();
-  }
-
-  public static byte[] encodeAll(Collection<MapOutputDescriptor> ds) {
-    try {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 * Math.max(1, ds.size()));
-      DataOutputStream out = new DataOutputStream(bytes);
-      out.writeInt(ds.size());
-      for (MapOutputDescriptor d : ds) {
-        d.writeTo(out);
-      }
-      out.flush();
-      return bytes.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  public static List<MapOutputDescriptor> decodeAll(byte[] bytes) {
-    try {
-      DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
-      int n = in.readInt();
-      if (n < 0) {
-        throw new IOException("corrupt descriptor table: count " + n);
-      }
-      List<MapOutputDescriptor> out = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        out.add(MapOutputDescriptor.readFrom(in));
-      }
-      return out;
-    } catch (IOException e) {
-      throw new UncheckedIOException("corrupt descriptor table", e);
-    }
-  }
-
   public static MapOutputDescriptor decodeEntry(byte[] bytes) {
     try {
-      return MapOutputDescriptor.readFrom(new DataInputStream(new ByteArrayInputStream(bytes)));
+      DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+      MapOutputDescriptor d = MapOutputDescriptor.readFrom(in);
+      if (in.available() != 0) {
+        throw new IOException(in.available() + " trailing bytes");
+      }
+      return d;
     } catch (IOException e) {
       throw new UncheckedIOException("corrupt descriptor", e);
+    }
+  }
+
+  /**
+   * The log record for a published entry. Decodes the entry first (about a microsecond):
+   * one malformed entry appended to the log would make every later reader of the table
+   * fail, so it is refused here, at its publisher.
+   */
+  public static byte[] publishedRecord(int shuffleId, long mapId, byte[] entry) {
+    MapOutputDescriptor d = decodeEntry(entry);
+    if (d.shuffleId() != shuffleId || d.mapId() != mapId) {
+      throw new IllegalArgumentException("entry of " + d + " published as shuffle "
+          + shuffleId + " map " + mapId);
+    }
+    byte[] record = new byte[entry.length + 1];
+    record[0] = PUBLISHED;
+    System.arraycopy(entry, 0, record, 1, entry.length);
+    return record;
+  }
+
+  public static byte[] releasedRecord(long mapId) {
+    return java.nio.ByteBuffer.allocate(9).put(RELEASED).putLong(mapId).array();
+  }
+
+  /**
+   * Applies the records in {@code chunks} (read as one concatenated stream) to a map id ->
+   * descriptor view: a published record adds or replaces, a released one removes.
+   * Returns the number of records read.
+   */
+  public static int apply(byte[][] chunks, Map<Long, MapOutputDescriptor> into) {
+    List<InputStream> parts = new ArrayList<>(chunks.length);
+    for (byte[] c : chunks) {
+      parts.add(new ByteArrayInputStream(c));
+    }
+    DataInputStream in = new DataInputStream(
+        new SequenceInputStream(Collections.enumeration(parts)));
+    int n = 0;
+    try {
+      for (int tag = in.read(); tag != -1; tag = in.read()) {
+        if (tag == PUBLISHED) {
+          MapOutputDescriptor d = MapOutputDescriptor.readFrom(in);
+          into.put(d.mapId(), d);
+        } else if (tag == RELEASED) {
+          into.remove(in.readLong());
+        } else {
+          throw new IOException("unknown record tag " + tag + " after " + n + " records");
+        }
+        n++;
+      }
+      return n;
+    } catch (EOFException e) {
+      throw new UncheckedIOException("corrupt descriptor table: truncated after " + n
+          + " records", e);
+    } catch (IOException e) {
+      throw new UncheckedIOException("corrupt descriptor table", e);
     }
   }
 }

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.rdma.metadata;
 
-import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -10,29 +10,29 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 
 /**
  * An executor's view of the metadata plane: publishes its own descriptors and caches, per
- * shuffle, the descriptor table and peer addresses fetched from the driver. A lookup that
- * misses refreshes the table once (a map output committed after the last fetch, or a stage
- * retry); concurrent misses of one shuffle share one refresh.
+ * shuffle, the descriptor table and peer addresses fetched from the driver. The first lookup
+ * of a shuffle fetches the whole table; a later lookup of a map id the cache does not hold
+ * (a map output committed after the last fetch, or a stage retry) asks only for the records
+ * appended since the version held, and for the executor directory only if it changed.
+ * Concurrent misses of one shuffle share one refresh.
  */
 public final class ShuffleTableCache {
   private final RpcEndpointRef master;
+  private final RpcEndpointRef tableServer;
   private final ConcurrentHashMap<Integer, Table> tables = new ConcurrentHashMap<>();
   private final AtomicLong tableFetches = new AtomicLong();
+  private final AtomicLong tableBytes = new AtomicLong();
+  /** Directory of every executor's serving address; shared by all shuffles. */
+  private volatile Map<String, PeerAddress> peers = Map.of();
+  private volatile long peersVersion = -1;
 
-  /** One fetched table; immutable. */
+  /** One shuffle's table; grows in place under its own lock, read without locking. */
   private static final class Table {
-    final Map<Long, MapOutputDescriptor> byMapId;
-    final Map<String, PeerAddress> peers;
-    final long generation;
-    /** (map output, executor) pairs confirmed unregistered after this table was fetched. */
-    final java.util.Set<String> misses = ConcurrentHashMap.newKeySet();
-
-    Table(Map<Long, MapOutputDescriptor> byMapId, Map<String, PeerAddress> peers,
-        long generation) {
-      this.byMapId = byMapId;
-      this.peers = peers;
-      this.generation = generation;
-    }
+    final ConcurrentHashMap<Long, MapOutputDescriptor> byMapId = new ConcurrentHashMap<>();
+    /** Log offset up to which this table holds the driver's records. */
+    volatile long version;
+    /** (map output, executor) pairs confirmed unregistered by a refresh. */
+    final Set<String> misses = ConcurrentHashMap.newKeySet();
   }
 
   /** A resolved map output: its descriptor and where its executor serves. */
@@ -46,8 +46,10 @@ public final class ShuffleTableCache {
     }
   }
 
-  public ShuffleTableCache(RpcEndpointRef master) {
+  /** {@code master} takes publishes; {@code tableServer} answers table requests. */
+  public ShuffleTableCache(RpcEndpointRef master, RpcEndpointRef tableServer) {
     this.master = master;
+    this.tableServer = tableServer;
   }
 
   public void publish(MapOutputDescriptor d) {
@@ -60,70 +62,79 @@ public final class ShuffleTableCache {
    * refresh: the output was migrated there by executor decommissioning, is served by an
    * external shuffle service, or its executor is gone. The caller then fetches it the way
    * Spark would (see RdmaBlockStoreClient). One refresh per (shuffle, map output, executor)
-   * at most: a confirmed miss is remembered for the table's lifetime.
+   * at most, and it carries only what the driver learned since the last one; a confirmed
+   * miss is remembered until the shuffle is forgotten (map ids are task attempt ids, so a
+   * registration that is missing once is never published later).
    */
   public Location locateOrNull(int shuffleId, long mapId, String executorId) {
-    Table t = tables.get(shuffleId);
-    Location hit = t == null ? null : find(t, mapId);
-    if (hit != null && hit.descriptor.executorId().equals(executorId)) {
+    Table t = tables.computeIfAbsent(shuffleId, id -> new Table());
+    long seen = t.version;
+    Location hit = find(t, mapId, executorId);
+    if (hit != null) {
       return hit;
     }
-    if (t != null && t.misses.contains(missKey(mapId, executorId))) {
+    String missKey = mapId + "@" + executorId;
+    if (t.misses.contains(missKey)) {
       return null;
     }
-    t = refresh(shuffleId, t == null ? -1 : t.generation);
-    hit = find(t, mapId);
-    if (hit != null && hit.descriptor.executorId().equals(executorId)) {
-      return hit;
+    refresh(shuffleId, t, seen);
+    hit = find(t, mapId, executorId);
+    if (hit == null) {
+      t.misses.add(missKey);
     }
-    t.misses.add(missKey(mapId, executorId));
-    return null;
+    return hit;
   }
 
-  private static String missKey(long mapId, String executorId) {
-    return mapId + "@" + executorId;
-  }
-
-  private static Location find(Table t, long mapId) {
+  private Location find(Table t, long mapId, String executorId) {
     MapOutputDescriptor d = t.byMapId.get(mapId);
-    if (d == null) {
+    if (d == null || !d.executorId().equals(executorId)) {
       return null;
     }
-    PeerAddress peer = t.peers.get(d.executorId());
+    PeerAddress peer = peers.get(executorId);
     return peer == null ? null : new Location(d, peer);
   }
 
-  private Table refresh(int shuffleId, long seenGeneration) {
-    synchronized (lockFor(shuffleId)) {
-      Table current = tables.get(shuffleId);
-      if (current != null && current.generation > seenGeneration) {
-        return current; // another task refreshed after our miss
+  /** Brings {@code t} up to the driver's version unless another thread did since {@code seen}. */
+  private void refresh(int shuffleId, Table t, long seen) {
+    synchronized (t) {
+      if (t.version != seen) {
+        return; // another task refreshed after our miss
       }
-      ShuffleTable reply = MetadataRpc.fetchTable(master, shuffleId);
-      long generation = tableFetches.incrementAndGet();
-      Map<Long, MapOutputDescriptor> byMapId = new HashMap<>();
-      for (MapOutputDescriptor d : DescriptorCodec.decodeAll(reply.table())) {
-        byMapId.put(d.mapId(), d);
+      ShuffleTable reply = MetadataRpc.fetchTable(tableServer, shuffleId, seen, peersVersion);
+      tableFetches.incrementAndGet();
+      if (reply.from() != seen) {
+        // The driver no longer has the log we followed (it forgot the shuffle): start over.
+        t.byMapId.clear();
       }
-      Table fresh = new Table(byMapId, new HashMap<>(MetadataRpc.peersOf(reply)), generation);
-      tables.put(shuffleId, fresh);
-      return fresh;
+      for (byte[] c : reply.chunks()) {
+        tableBytes.addAndGet(c.length);
+      }
+      DescriptorCodec.apply(reply.chunks(), t.byMapId);
+      Map<String, PeerAddress> fresh = MetadataRpc.peersOf(reply);
+      if (fresh != null) {
+        synchronized (this) {
+          // Two shuffles may refresh at once; the driver's versions only grow.
+          if (reply.peersVersion() > peersVersion) {
+            peers = Map.copyOf(fresh);
+            peersVersion = reply.peersVersion();
+          }
+        }
+      }
+      t.version = reply.to();
     }
-  }
-
-  private final ConcurrentHashMap<Integer, Object> locks = new ConcurrentHashMap<>();
-
-  private Object lockFor(int shuffleId) {
-    return locks.computeIfAbsent(shuffleId, id -> new Object());
   }
 
   public void forget(int shuffleId) {
     tables.remove(shuffleId);
-    locks.remove(shuffleId);
   }
 
   /** Tables fetched from the driver so far (metadata round trips). */
   public long tableFetches() {
     return tableFetches.get();
+  }
+
+  /** Descriptor table bytes received from the driver so far. */
+  public long tableBytes() {
+    return tableBytes.get();
   }
 }

@@ -18,19 +18,24 @@ object MetadataRpc {
   import RdmaMessages._
 
   /**
-   * Starts the driver's endpoint, and the listener that tells it about map task attempts
+   * Starts the driver's endpoints (master, tables), and the listener that tells it about map task attempts
    * that ended without success (so their registrations are released). Returns the endpoint
    * so the driver can forget shuffles locally.
    */
   def startMaster(env: SparkEnv): RpcEndpointRef = {
-    val ref = env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME,
-      new RdmaMasterEndpoint(env.rpcEnv))
+    val master = new RdmaMasterEndpoint(env.rpcEnv)
+    val ref = env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, master)
+    env.rpcEnv.setupEndpoint(RdmaTableEndpoint.NAME, new RdmaTableEndpoint(env.rpcEnv, master))
     SparkContext.getActive.foreach(_.addSparkListener(new UncommittedOutputListener(ref)))
     ref
   }
 
   def masterRef(env: SparkEnv): RpcEndpointRef =
     RpcUtils.makeDriverRef(RdmaMasterEndpoint.NAME, env.conf, env.rpcEnv)
+
+  /** Where executors ask for tables (see RdmaTableEndpoint). */
+  def tablesRef(env: SparkEnv): RpcEndpointRef =
+    RpcUtils.makeDriverRef(RdmaTableEndpoint.NAME, env.conf, env.rpcEnv)
 
   /** Starts this executor's stats endpoint and announces its transport to the driver. */
   def registerTransport(
@@ -42,16 +47,29 @@ object MetadataRpc {
       release: MapOutputReleaser): Unit = {
     val name = s"rdma-shuffle-executor-${env.executorId}"
     val ref = env.rpcEnv.setupEndpoint(name, new RdmaExecutorEndpoint(env.rpcEnv, stats, release))
-    master.askSync[Boolean](RegisterTransport(env.executorId, transport, peer, ref))
+    registerTransport(master, env.executorId, transport, peer, ref)
   }
+
+  /** Announces an executor's transport; `ref` answers stats queries and release requests. */
+  def registerTransport(master: RpcEndpointRef, executorId: String, transport: String,
+      peer: PeerAddress, ref: RpcEndpointRef): Unit =
+    master.askSync[Boolean](RegisterTransport(executorId, transport, peer, ref))
 
   def publish(master: RpcEndpointRef, shuffleId: Int, mapId: Long, entry: Array[Byte]): Unit =
     master.askSync[Boolean](PublishMapOutput(shuffleId, mapId, entry))
 
-  def fetchTable(master: RpcEndpointRef, shuffleId: Int): ShuffleTable =
-    ShuffleTable.fromWire(master.askSync[ShuffleTable.Wire](GetShuffleTable(shuffleId)))
+  /**
+   * The records of a shuffle's table after log offset `since` (0 for all), and the executor
+   * directory unless `peersVersion` is already the driver's.
+   */
+  def fetchTable(tables: RpcEndpointRef, shuffleId: Int, since: Long,
+      peersVersion: Long): ShuffleTable =
+    ShuffleTable.fromWire(
+      tables.askSync[ShuffleTable.Wire](GetShuffleTable(shuffleId, since, peersVersion)))
 
-  def peersOf(table: ShuffleTable): java.util.Map[String, PeerAddress] = table.peers.asJava
+  /** The directory in a reply, or null when the asker's version was current. */
+  def peersOf(table: ShuffleTable): java.util.Map[String, PeerAddress] =
+    table.peers.map(_.asJava).orNull
 
   def forget(master: RpcEndpointRef, shuffleId: Int): Unit =
     master.askSync[Boolean](ForgetShuffle(shuffleId))

@@ -41,14 +41,17 @@ private[rdma] object RdmaMessages {
   }
 
   /**
-   * Ask for every descriptor of a shuffle and the serving address of every executor. The
-   * reply is `ShuffleTable.wire`: (DescriptorCodec table, executor -> (host, port)).
+   * Ask for the records of a shuffle's table after byte offset `since` (0: the whole table;
+   * otherwise the `to` of an earlier reply), and for the executor directory unless the asker
+   * holds version `peersVersion` of it already. The reply is `ShuffleTable.Wire`.
    */
   object GetShuffleTable {
     private val Tag = P + "getTable"
-    def apply(shuffleId: Int): AnyRef = (Tag, shuffleId)
-    def unapply(m: Any): Option[Int] = m match {
-      case (Tag, shuffleId: Int) => Some(shuffleId)
+    def apply(shuffleId: Int, since: Long, peersVersion: Long): AnyRef =
+      (Tag, shuffleId, since, peersVersion)
+    def unapply(m: Any): Option[(Int, Long, Long)] = m match {
+      case (Tag, shuffleId: Int, since: Long, peersVersion: Long) =>
+        Some((shuffleId, since, peersVersion))
       case _ => None
     }
   }
@@ -95,15 +98,28 @@ private[rdma] object RdmaMessages {
   }
 }
 
-/** A shuffle's descriptor table and peers, as the executor uses it (never sent as such). */
-private[rdma] case class ShuffleTable(table: Array[Byte], peers: Map[String, PeerAddress])
+/**
+ * A reply to GetShuffleTable as the executor uses it (never sent as such): the table's log
+ * bytes [from, to) in chunks (DescriptorCodec records), and the executor directory at
+ * `peersVersion`, or None when the asker already holds that version.
+ */
+private[rdma] case class ShuffleTable(
+    from: Long,
+    to: Long,
+    chunks: Array[Array[Byte]],
+    peersVersion: Long,
+    peers: Option[Map[String, PeerAddress]])
 
 private[rdma] object ShuffleTable {
-  type Wire = (Array[Byte], Map[String, (String, Int)])
+  /** JDK/Scala types only; a null directory means the asker holds that version already. */
+  type Wire = (Long, Long, Array[Array[Byte]], Long, Map[String, (String, Int)])
 
-  def wire(table: Array[Byte], peers: Map[String, PeerAddress]): Wire =
-    (table, peers.map { case (id, p) => id -> ((p.host, p.port)) })
+  def wire(slice: DescriptorLog.Slice, peersVersion: Long,
+      peers: Option[Map[String, (String, Int)]]): Wire =
+    (slice.from, slice.to, slice.chunks, peersVersion, peers.orNull)
 
   def fromWire(w: Wire): ShuffleTable =
-    ShuffleTable(w._1, w._2.map { case (id, (host, port)) => id -> new PeerAddress(host, port) })
+    ShuffleTable(w._1, w._2, w._3, w._4, Option(w._5).map(_.map { case (id, (host, port)) =>
+      id -> new PeerAddress(host, port)
+    }))
 }

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -26,15 +26,17 @@ class MapOutputDescriptorTest {
 
   @Test
   void roundTripsThroughTheTable() {
-    List<byte[]> entries = new ArrayList<>();
+    DescriptorLog log = new DescriptorLog();
     for (int i = 0; i < 50; i++) {
-      entries.add(DescriptorCodec.encodeEntry(sample(1000 + i, i * 100_000_000L)));
+      log.append(DescriptorCodec.publishedRecord(3, 1000 + i,
+          DescriptorCodec.encodeEntry(sample(1000 + i, i * 100_000_000L))));
     }
-    List<MapOutputDescriptor> back = DescriptorCodec.decodeAll(DescriptorCodec.table(entries));
+    Map<Long, MapOutputDescriptor> back = new HashMap<>();
+    assertEquals(50, DescriptorCodec.apply(log.since(0).chunks, back));
     assertEquals(50, back.size());
     for (int i = 0; i < 50; i++) {
       MapOutputDescriptor expected = sample(1000 + i, i * 100_000_000L);
-      MapOutputDescriptor d = back.get(i);
+      MapOutputDescriptor d = back.get(1000L + i);
       assertEquals(expected.mapId(), d.mapId());
       assertEquals("exec-7", d.executorId());
       assertEquals(2000, d.numPartitions());
@@ -70,8 +72,21 @@ class MapOutputDescriptorTest {
 
   @Test
   void corruptTableIsRejected() {
-    byte[] bytes = DescriptorCodec.table(List.of(DescriptorCodec.encodeEntry(sample(1, 10))));
+    byte[] bytes = DescriptorCodec.publishedRecord(3, 1,
+        DescriptorCodec.encodeEntry(sample(1, 10)));
     byte[] truncated = java.util.Arrays.copyOf(bytes, bytes.length - 5);
-    assertThrows(java.io.UncheckedIOException.class, () -> DescriptorCodec.decodeAll(truncated));
+    assertThrows(java.io.UncheckedIOException.class,
+        () -> DescriptorCodec.apply(new byte[][] {truncated}, new HashMap<>()));
+  }
+
+  @Test
+  void malformedOrMislabelledEntryIsRefusedAtPublish() {
+    byte[] entry = DescriptorCodec.encodeEntry(sample(1, 10));
+    assertThrows(java.io.UncheckedIOException.class, () -> DescriptorCodec.publishedRecord(3, 1,
+        java.util.Arrays.copyOf(entry, entry.length - 1)));
+    assertThrows(java.io.UncheckedIOException.class, () -> DescriptorCodec.publishedRecord(3, 1,
+        java.util.Arrays.copyOf(entry, entry.length + 1)));
+    assertThrows(IllegalArgumentException.class,
+        () -> DescriptorCodec.publishedRecord(3, 2, entry));
   }
 }

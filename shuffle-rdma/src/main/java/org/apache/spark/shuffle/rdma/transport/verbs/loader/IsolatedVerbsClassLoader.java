@@ -26,12 +26,14 @@ public final class IsolatedVerbsClassLoader extends URLClassLoader {
   public static final String[] ISOLATED = {
     "com.ibm.disni.",
     "org.apache.spark.shuffle.rdma.transport.verbs.impl.",
+    "org.apache.spark.shuffle.rdma.transport.verbs.loader.isolated.",
   };
 
   /** Marker classes whose code sources this loader reads. */
   static final String[] MARKERS = {
     "com/ibm/disni/verbs/impl/NativeDispatcher.class",
     "org/apache/spark/shuffle/rdma/transport/verbs/impl/NativeProbe.class",
+    "org/apache/spark/shuffle/rdma/transport/verbs/loader/isolated/NativeIdentity.class",
   };
 
   private final String libraryFile;

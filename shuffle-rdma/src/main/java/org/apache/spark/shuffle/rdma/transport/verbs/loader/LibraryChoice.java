@@ -7,17 +7,23 @@ import java.nio.file.Paths;
 import java.util.Locale;
 
 /**
- * Which libdisni.so to load: the one bundled in the jar, or one the user installed.
+ * Which libdisni.so to load: the one bundled in the jar, or one the user installed. Only the
+ * plugin's own native layer is ever used (see {@link LibraryIdentity}): upstream DiSNI's
+ * libdisni leaves event acknowledgement to Java code this plugin does not run, and teardown
+ * would hang.
  *
  * <p>The rule, set by system property {@code shuffle.rdma.disni} or environment variable
  * {@code SHUFFLE_RDMA_DISNI} (property wins):
  * <ul>
- *   <li>{@code auto} (default): an installed {@code libdisni.so} found in a directory of
- *       {@code java.library.path} wins (the user put it there on purpose, e.g. a DiSNI built
- *       for their vendor stack); otherwise the bundled one is extracted and loaded.</li>
- *   <li>{@code bundled}: always the bundled one (ignore an old installed copy).</li>
- *   <li>{@code system}: only {@code System.loadLibrary("disni")} on java.library.path.</li>
- *   <li>an absolute path: exactly that file.</li>
+ *   <li>{@code auto} (default): a {@code libdisni.so} found in a directory of
+ *       {@code java.library.path} is used only if it exports this plugin's identity symbol
+ *       (e.g. our library installed system-wide); otherwise, upstream DiSNI's or any other,
+ *       it is passed over (and named in the loader's description) and the bundled one is
+ *       extracted and loaded.</li>
+ *   <li>{@code bundled}: always the bundled one.</li>
+ *   <li>{@code system}: only {@code System.loadLibrary("disni")} on java.library.path; refused
+ *       after loading unless it proves to be ours.</li>
+ *   <li>an absolute path: exactly that file, on the same condition.</li>
  * </ul>
  */
 public final class LibraryChoice {
@@ -29,10 +35,21 @@ public final class LibraryChoice {
 
   private final Source source;
   private final Path path;
+  private final Path passedOver;
 
   private LibraryChoice(Source source, Path path) {
+    this(source, path, null);
+  }
+
+  private LibraryChoice(Source source, Path path, Path passedOver) {
     this.source = source;
     this.path = path;
+    this.passedOver = passedOver;
+  }
+
+  /** An installed libdisni that {@code auto} did not use because it is not ours; or null. */
+  public Path passedOver() {
+    return passedOver;
   }
 
   public Source source() {
@@ -58,8 +75,10 @@ public final class LibraryChoice {
       case "":
       case "auto": {
         Path installed = findOnPath(libraryPath);
-        return installed != null ? new LibraryChoice(Source.SYSTEM, installed)
-            : new LibraryChoice(Source.BUNDLED, null);
+        if (installed != null && LibraryIdentity.exportsIdentity(installed)) {
+          return new LibraryChoice(Source.SYSTEM, installed);
+        }
+        return new LibraryChoice(Source.BUNDLED, null, installed);
       }
       case "bundled":
         return new LibraryChoice(Source.BUNDLED, null);
@@ -92,7 +111,8 @@ public final class LibraryChoice {
   public String toString() {
     switch (source) {
       case BUNDLED:
-        return "bundled libdisni";
+        return "bundled libdisni" + (passedOver == null ? "" : " (passed over " + passedOver
+            + ": not this plugin's native layer, e.g. upstream DiSNI's)");
       case SYSTEM:
         return "installed libdisni" + (path != null ? " (" + path + ")" : " (java.library.path)");
       default:

@@ -59,6 +59,10 @@ public final class VerbsRuntime {
     try {
       IsolatedVerbsClassLoader loader =
           new IsolatedVerbsClassLoader(parent, file, slf4jFallback(parent));
+      String foreign = foreignLibrary(loader, choice, file);
+      if (foreign != null) {
+        return new VerbsRuntime(null, null, foreign);
+      }
       Object info = Class.forName(PROBE, true, loader).getMethod("probe").invoke(null);
       return new VerbsRuntime(loader, choice + (file != null ? " " + file : "") + ": " + info,
           null);
@@ -69,6 +73,37 @@ public final class VerbsRuntime {
       return new VerbsRuntime(null, null, "the native library failed to load (" + choice
           + "): " + rootMessage(e) + hintFor(e));
     }
+  }
+
+  /**
+   * Loads the library through {@code loader} and asks it for its identity (before DiSNI's
+   * own initialization touches it). Null when it is this plugin's native layer of the
+   * expected version; otherwise why it is refused. Load failures (a missing libibverbs)
+   * propagate to the caller's handling.
+   */
+  static String foreignLibrary(ClassLoader loader, LibraryChoice choice, String file)
+      throws ReflectiveOperationException {
+    String where = choice + (file != null && choice.source() != LibraryChoice.Source.PATH
+        ? " " + file : "");
+    Object version;
+    try {
+      version = Class.forName(LibraryIdentity.CLASS, true, loader).getMethod("version")
+          .invoke(null);
+    } catch (InvocationTargetException e) {
+      if (!(e.getCause() instanceof UnsatisfiedLinkError)) {
+        throw e;
+      }
+      return "refused " + where + ": it is not this plugin's native layer (no "
+          + "NativeIdentity.version, e.g. upstream DiSNI's libdisni, whose event "
+          + "acknowledgement this plugin does not do, so teardown would hang); use -D"
+          + LibraryChoice.PROPERTY + "=bundled or remove it";
+    }
+    if (!LibraryIdentity.EXPECTED.equals(version)) {
+      return "refused " + where + ": it reports native layer '" + version + "', this plugin "
+          + "needs '" + LibraryIdentity.EXPECTED + "'; use -D" + LibraryChoice.PROPERTY
+          + "=bundled or install the library built with this plugin";
+    }
+    return null;
   }
 
   /** Null when the parent has slf4j (inside Spark); else the bundled slf4j-api, extracted. */

@@ -49,10 +49,12 @@ class BundledLibraryTest {
   void choiceRules() throws IOException {
     Path dir = Files.createDirectory(tmp.resolve("libs"));
     assertEquals(LibraryChoice.Source.BUNDLED, LibraryChoice.decide(null, dir.toString()).source());
+    // An installed file that does not prove to be ours is passed over in auto.
     Files.write(dir.resolve("libdisni.so"), new byte[0]);
     LibraryChoice installed = LibraryChoice.decide("auto", "/nonexistent:" + dir);
-    assertEquals(LibraryChoice.Source.SYSTEM, installed.source());
-    assertEquals(dir.resolve("libdisni.so"), installed.path());
+    assertEquals(LibraryChoice.Source.BUNDLED, installed.source());
+    assertEquals(dir.resolve("libdisni.so"), installed.passedOver());
+    assertTrue(installed.toString().contains("passed over"), installed.toString());
     assertEquals(LibraryChoice.Source.BUNDLED, LibraryChoice.decide("bundled", dir.toString()).source());
     assertEquals(LibraryChoice.Source.PATH, LibraryChoice.decide("/opt/x/libdisni.so", "").source());
     assertThrows(IllegalArgumentException.class, () -> LibraryChoice.decide("relative.so", ""));
@@ -67,5 +69,7 @@ class BundledLibraryTest {
         "org.apache.spark.shuffle.rdma.transport.ShuffleTransport"));
     assertTrue(!IsolatedVerbsClassLoader.isolated(
         "org.apache.spark.shuffle.rdma.transport.verbs.VerbsTransportProvider"));
+    assertTrue(IsolatedVerbsClassLoader.isolated(LibraryIdentity.CLASS));
+    assertTrue(!IsolatedVerbsClassLoader.isolated(LibraryIdentity.class.getName()));
   }
 }

@@ -1,0 +1,218 @@
+/*
+ * The handle table (handles.c) and the entry points that use it, on any host (no RDMA):
+ * a handle resolves only while its object lives and only as its own kind; a released,
+ * reused, foreign or made-up handle fails cleanly (IOException or a negative result), never
+ * dereferences anything; destroyQP on a cm id whose QP was never created is refused.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "../handles.h"
+#include "fake_jni.h"
+#include "natives.h"
+
+static int failures;
+static JNIEnv *env;
+
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                    \
+    }                                                                \
+  } while (0)
+
+static void expect_throw(const char *call, const char *needle) {
+  if (!fake_exception_pending()) {
+    fprintf(stderr, "FAIL %s: no exception\n", call);
+    failures++;
+  } else if (strstr(fake_exception_message(), needle) == NULL) {
+    fprintf(stderr, "FAIL %s: message '%s' lacks '%s'\n", call, fake_exception_message(),
+            needle);
+    failures++;
+  }
+  fake_exception_clear();
+}
+
+#define THROWS(expr, needle)    \
+  do {                          \
+    (void)(expr);               \
+    expect_throw(#expr, needle); \
+  } while (0)
+
+static void lifecycle(void) {
+  int a, b;
+  size_t before = handle_live_count();
+  jlong h = handle_register(&a, HANDLE_CQ);
+  CHECK(h > 0);
+  CHECK(handle_get(h, HANDLE_CQ) == &a);
+  CHECK(handle_get(h, HANDLE_QP) == NULL);        /* another kind */
+  CHECK(handle_get(0, HANDLE_CQ) == NULL);
+  CHECK(handle_get(-1, HANDLE_CQ) == NULL);
+  CHECK(handle_get((jlong)(uintptr_t)&a, HANDLE_CQ) == NULL); /* a raw pointer */
+  CHECK(handle_get(h + 1, HANDLE_CQ) == NULL);    /* the next slot, never handed out */
+  CHECK(handle_get(h + (1L << 24), HANDLE_CQ) == NULL); /* a future generation */
+  CHECK(handle_live_count() == before + 1);
+  CHECK(handle_release(h, HANDLE_QP) == NULL);    /* wrong kind releases nothing */
+  CHECK(handle_release(h, HANDLE_CQ) == &a);
+  CHECK(handle_get(h, HANDLE_CQ) == NULL);        /* stale */
+  CHECK(handle_release(h, HANDLE_CQ) == NULL);    /* double release */
+  CHECK(handle_live_count() == before);
+  /* The slot is reused with a new generation: the old handle stays dead. */
+  jlong h2 = handle_register(&b, HANDLE_CQ);
+  CHECK(h2 > 0 && h2 != h);
+  CHECK((h2 & 0xffffff) == (h & 0xffffff));
+  CHECK(handle_get(h, HANDLE_CQ) == NULL);
+  CHECK(handle_get(h2, HANDLE_CQ) == &b);
+  CHECK(handle_set_aux(h2, HANDLE_CQ, 42) && handle_aux(h2, HANDLE_CQ) == 42);
+  CHECK(handle_aux(h, HANDLE_CQ) == 0);
+  CHECK(handle_release(h2, HANDLE_CQ) == &b);
+  CHECK(handle_register(NULL, HANDLE_CQ) == 0);
+}
+
+/* Enough handles to span several table pages; release half, the rest still resolve. */
+static void many(void) {
+  enum { N = 20000 };
+  static jlong hs[N];
+  static char objs[N];
+  for (int i = 0; i < N; i++) {
+    hs[i] = handle_register(&objs[i], HANDLE_MR);
+    CHECK(hs[i] > 0);
+  }
+  for (int i = 0; i < N; i += 2) {
+    CHECK(handle_release(hs[i], HANDLE_MR) == &objs[i]);
+  }
+  int wrong = 0;
+  for (int i = 0; i < N; i++) {
+    void *p = handle_get(hs[i], HANDLE_MR);
+    wrong += (i % 2 == 0) ? p != NULL : p != &objs[i];
+  }
+  CHECK(wrong == 0);
+  for (int i = 1; i < N; i += 2) {
+    CHECK(handle_release(hs[i], HANDLE_MR) == &objs[i]);
+  }
+}
+
+/* Threads create, use and destroy; a stale handle must never resolve to anything. */
+static atomic_int stale_hits;
+static atomic_int wrong_hits;
+
+static void *churn(void *arg) {
+  (void)arg;
+  char obj[16];
+  jlong old[16] = {0};
+  for (int i = 0; i < 200000; i++) {
+    char *mine = &obj[i % 16];
+    jlong h = handle_register(mine, HANDLE_QP);
+    if (handle_get(h, HANDLE_QP) != mine) {
+      atomic_fetch_add(&wrong_hits, 1);
+    }
+    if (handle_release(h, HANDLE_QP) != mine) {
+      atomic_fetch_add(&wrong_hits, 1);
+    }
+    old[i % 16] = h;
+    for (int j = 0; j < 16; j++) {
+      if (old[j] != 0 && handle_get(old[j], HANDLE_QP) != NULL) {
+        atomic_fetch_add(&stale_hits, 1);
+      }
+    }
+  }
+  return NULL;
+}
+
+static void concurrent(void) {
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    pthread_create(&t[i], NULL, churn, NULL);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+  }
+  CHECK(atomic_load(&wrong_hits) == 0);
+  CHECK(atomic_load(&stale_hits) == 0);
+}
+
+/* The entry points given released handles: exceptions or negative results, no crash. */
+static void stale_entry_points(void) {
+  char dummy[256];
+  memset(dummy, 0, sizeof(dummy));
+  jlong cq = handle_register(dummy, HANDLE_CQ);
+  jlong qp = handle_register(dummy, HANDLE_QP);
+  jlong mr = handle_register(dummy, HANDLE_MR);
+  jlong ch = handle_register(dummy, HANDLE_COMP_CHANNEL);
+  jlong ec = handle_register(dummy, HANDLE_EVENT_CHANNEL);
+  jlong id = handle_register(dummy, HANDLE_CM_ID);
+  handle_release(cq, HANDLE_CQ);
+  handle_release(qp, HANDLE_QP);
+  handle_release(mr, HANDLE_MR);
+  handle_release(ch, HANDLE_COMP_CHANNEL);
+  handle_release(ec, HANDLE_EVENT_CHANNEL);
+  handle_release(id, HANDLE_CM_ID);
+  long wc[64];
+  THROWS(JNI_FN(pollCQ)(env, NULL, cq, 1, (jlong)(uintptr_t)wc), "stale");
+  THROWS(JNI_FN(reqNotifyCQ)(env, NULL, cq, 0), "stale");
+  THROWS(JNI_FN(postSend)(env, NULL, qp, (jlong)(uintptr_t)wc), "stale");
+  THROWS(JNI_FN(postRecv)(env, NULL, qp, (jlong)(uintptr_t)wc), "stale");
+  THROWS(JNI_FN(getQpNum)(env, NULL, qp), "stale");
+  THROWS(JNI_FN(modifyQP)(env, NULL, qp, 0), "stale");
+  THROWS(JNI_FN(deregMr)(env, NULL, mr), "stale");
+  THROWS(JNI_FN(expPrefetchMr)(env, NULL, mr, 0, 16), "stale");
+  THROWS(JNI_FN(getCqEvent)(env, NULL, ch, 1), "stale");
+  THROWS(JNI_FN(createCQ)(env, NULL, (jlong)(uintptr_t)dummy, ch, 16, 0), "stale");
+  THROWS(JNI_FN(createId)(env, NULL, ec, 0x0106), "stale");
+  THROWS(JNI_FN(bindAddr)(env, NULL, id, (jlong)(uintptr_t)dummy), "stale");
+  THROWS(JNI_FN(getContext)(env, NULL, id), "stale");
+  THROWS(JNI_FN(createQP)(env, NULL, id, (jlong)(uintptr_t)dummy, cq, cq, 2, 16, 1, 0),
+         "stale");
+  CHECK(JNI_FN(destroyCQ)(env, NULL, cq) < 0);
+  CHECK(JNI_FN(destroyCompChannel)(env, NULL, ch) < 0);
+  CHECK(JNI_FN(destroyEventChannel)(env, NULL, ec) < 0);
+  CHECK(JNI_FN(destroyCmId)(env, NULL, id) < 0);
+  CHECK(JNI_FN(destroyEp)(env, NULL, id) < 0);
+  CHECK(JNI_FN(destroyQP)(env, NULL, id) < 0);
+  CHECK(JNI_FN(disconnect)(env, NULL, id) < 0);
+  long slots[2];
+  CHECK(JNI_FN(getCmEvent)(env, NULL, ec, (jlong)(uintptr_t)&slots[0],
+                           (jlong)(uintptr_t)&slots[1], 1) < 0);
+  CHECK(!fake_exception_pending());
+  /* A handle of one kind passed as another is refused the same way. */
+  jlong live_cq = handle_register(dummy, HANDLE_CQ);
+  THROWS(JNI_FN(getQpNum)(env, NULL, live_cq), "stale");
+  handle_release(live_cq, HANDLE_CQ);
+}
+
+/*
+ * destroyQP on a live cm id that never got a QP: librdmacm would call ibv_destroy_qp(NULL)
+ * and crash; the entry point refuses instead and leaves the id usable.
+ */
+static void destroy_qp_never_created(void) {
+  struct rdma_cm_id id;
+  memset(&id, 0, sizeof(id));
+  jlong h = handle_register(&id, HANDLE_CM_ID);
+  CHECK(JNI_FN(destroyQP)(env, NULL, h) == -EINVAL);
+  CHECK(handle_get(h, HANDLE_CM_ID) == &id);
+  CHECK(!fake_exception_pending());
+  handle_release(h, HANDLE_CM_ID);
+}
+
+int main(void) {
+  env = fake_env();
+  lifecycle();
+  many();
+  concurrent();
+  stale_entry_points();
+  destroy_qp_never_created();
+  if (failures != 0) {
+    fprintf(stderr, "test_handles: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("test_handles: stale, foreign and made-up handles refused; destroyQP without a QP "
+         "refused\n");
+  return 0;
+}

@@ -1,0 +1,28 @@
+package org.apache.spark.shuffle.rdma.metadata
+
+import org.apache.spark.rpc.{IsolatedRpcEndpoint, RpcCallContext, RpcEnv}
+
+/**
+ * Driver side: answers GetShuffleTable from the master's state, on threads of its own
+ * (IsolatedRpcEndpoint), concurrently (not thread-safe-serialized: each reply is built from
+ * immutable chunks under a short lock, then serialized and sent without one). Kept apart from
+ * RdmaMasterEndpoint so that publishes and registrations never queue behind table replies,
+ * and apart from Spark's shared dispatcher threads so Spark's own endpoints never do either.
+ */
+private[rdma] class RdmaTableEndpoint(override val rpcEnv: RpcEnv, master: RdmaMasterEndpoint)
+  extends IsolatedRpcEndpoint {
+  import RdmaMessages._
+
+  /** One thread serializes while another's reply is being written out; at most 4. */
+  override def threadCount(): Int =
+    math.max(2, math.min(4, Runtime.getRuntime.availableProcessors()))
+
+  override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
+    case GetShuffleTable(shuffleId, since, knownPeers) =>
+      context.reply(master.table(shuffleId, since, knownPeers))
+  }
+}
+
+private[rdma] object RdmaTableEndpoint {
+  val NAME = "rdma-shuffle-tables"
+}
