@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 /**
- * MetadataScaleSimulation at a size this test run affords (100 executors, 10,000 map
+ * MetadataScaleSimulation at a size this test run affords (100 executors, 5,000 map
  * outputs, all asking at once): the real endpoints on real RpcEnvs must keep the driver's
  * heap within 2x the encoded descriptors, answer refreshes within 100 ms at p99 with only
  * what was published since the asker's version, and resolve every checked map id. The
@@ -19,7 +19,7 @@ class MetadataScaleTest {
   void metadataPlaneMeetsItsTargetsAtReducedScale() throws Exception {
     MetadataScaleSimulation.Settings s = new MetadataScaleSimulation.Settings();
     s.executors = 100;
-    s.mapOutputs = 10_000;
+    s.mapOutputs = 5_000;
     s.clientEnvs = 4;
     s.concurrency = 100;
     s.publishThreads = 8;
