@@ -29,6 +29,7 @@ public final class RdmaShuffleConf {
   private final int verbsCompletionThreads;
   private final long verbsReceivePoolSize;
   private final String verbsMapMode;
+  private final String verbsOdp;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -46,6 +47,7 @@ public final class RdmaShuffleConf {
     this.verbsCompletionThreads = (Integer) get(conf, RdmaConf.VERBS_COMPLETION_THREADS());
     this.verbsReceivePoolSize = (Long) get(conf, RdmaConf.VERBS_RECEIVE_POOL_SIZE());
     this.verbsMapMode = get(conf, RdmaConf.VERBS_MAP_MODE());
+    this.verbsOdp = get(conf, RdmaConf.VERBS_ODP());
   }
 
   @SuppressWarnings("unchecked")
@@ -188,5 +190,10 @@ public final class RdmaShuffleConf {
   /** auto, shared, sharedWritable or private (see MapModeChoice). */
   public String verbsMapMode() {
     return verbsMapMode;
+  }
+
+  /** auto, true or false (see OdpChoice). */
+  public String verbsOdp() {
+    return verbsOdp;
   }
 }
