@@ -31,6 +31,7 @@ public final class RdmaShuffleConf {
   private final String verbsMapMode;
   private final int tcpMaxConnectionsPerAddress;
   private final long tcpMaxRequestFrameSize;
+  private final String verbsOdp;
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
@@ -51,6 +52,7 @@ public final class RdmaShuffleConf {
     this.tcpMaxConnectionsPerAddress =
         (Integer) get(conf, RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS());
     this.tcpMaxRequestFrameSize = (Long) get(conf, RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
+    this.verbsOdp = get(conf, RdmaConf.VERBS_ODP());
   }
 
   @SuppressWarnings("unchecked")
@@ -201,5 +203,10 @@ public final class RdmaShuffleConf {
 
   public long tcpMaxRequestFrameSize() {
     return tcpMaxRequestFrameSize;
+  }
+
+  /** auto, true or false (see OdpChoice). */
+  public String verbsOdp() {
+    return verbsOdp;
   }
 }

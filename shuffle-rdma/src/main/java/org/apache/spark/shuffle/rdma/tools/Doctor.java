@@ -11,6 +11,7 @@ import java.util.OptionalLong;
 import java.util.function.Supplier;
 
 import org.apache.spark.shuffle.rdma.transport.verbs.BuddyAllocator;
+import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.BundledLibrary;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.LibraryChoice;
@@ -263,6 +264,15 @@ final class Doctor {
         report.info("on-demand paging (ODP) for RC: " + ((caps & 8) != 0 ? "READ " : "")
             + ((caps & 4) != 0 ? "WRITE " : "") + ((caps & 1) != 0 ? "SEND " : "")
             + ((caps & 2) != 0 ? "RECV " : "") + "(caps 0x" + Integer.toHexString(caps) + ")");
+      }
+      String setting = conf.odp();
+      try {
+        boolean use = OdpChoice.use(setting, caps);
+        report.info("map output registration (spark.shuffle.rdma.verbs.odp=" + setting + "): "
+            + (use ? "on-demand paging, nothing pinned" : "pinned (memlock must cover the "
+                + "executor's shuffle output)"));
+      } catch (IllegalArgumentException e) {
+        report.fail(e.getMessage(), "set spark.shuffle.rdma.verbs.odp=auto");
       }
     } catch (InvocationTargetException e) {
       report.warn("could not open the device through rdma_cm on " + ip + ": "

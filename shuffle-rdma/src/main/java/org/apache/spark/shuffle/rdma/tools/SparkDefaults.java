@@ -19,6 +19,7 @@ final class SparkDefaults {
   static final String REGION_SIZE = "1g";
   static final String RECEIVE_POOL_SIZE = "128m";
   static final String TRANSPORT = "auto";
+  static final String ODP = "auto";
 
   private final Map<String, String> values;
 
@@ -71,6 +72,11 @@ final class SparkDefaults {
 
   long regionSize() {
     return bytes(get("regionSize", REGION_SIZE));
+  }
+
+  /** spark.shuffle.rdma.verbs.odp: auto, true or false. */
+  String odp() {
+    return get("verbs.odp", ODP).trim().toLowerCase(Locale.ROOT);
   }
 
   long receivePoolSize() {

@@ -165,9 +165,20 @@ object RdmaConf {
       .checkValue(v => v >= 1024 && v <= (16L << 20), "must be in [1k, 16m]")
       .createWithDefaultString("64k")
 
+  val VERBS_ODP: ConfigEntry[String] = ConfigBuilder(PREFIX + "verbs.odp")
+    .doc("On-demand paging for map output registrations on verbs: nothing is pinned, the " +
+      "device faults pages in as READs touch them. 'auto': when the device reports ODP for " +
+      "RC READ (the doctor says which). 'true': required (fails at startup without it). " +
+      "'false': always pin.")
+    .version(V)
+    .stringConf
+    .transform(_.trim.toLowerCase(Locale.ROOT))
+    .checkValues(Set("auto", "true", "false"))
+    .createWithDefault("auto")
+
   val ALL: Seq[ConfigEntry[_]] = Seq(
-    TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER,
-    MAX_READ_SIZE, READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA,
-    VERBS_COMPLETION_THREADS, VERBS_RECEIVE_POOL_SIZE, VERBS_MAP_MODE,
-    TCP_MAX_CONNECTIONS_PER_ADDRESS, TCP_MAX_REQUEST_FRAME_SIZE)
+    TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER, MAX_READ_SIZE,
+    READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
+    VERBS_RECEIVE_POOL_SIZE, VERBS_MAP_MODE, TCP_MAX_CONNECTIONS_PER_ADDRESS,
+    TCP_MAX_REQUEST_FRAME_SIZE, VERBS_ODP)
 }

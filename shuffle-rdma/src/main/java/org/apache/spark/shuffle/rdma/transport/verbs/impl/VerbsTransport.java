@@ -44,6 +44,7 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,6 +79,8 @@ public final class VerbsTransport implements ShuffleTransport {
   private final AtomicInteger nextWorker = new AtomicInteger();
   private final MapModeChoice mapChoice;
   private volatile MapModeChoice.Mode mapMode;
+  /** Map outputs are registered with IBV_ACCESS_ON_DEMAND: nothing pinned. */
+  private final boolean odp;
 
   private final Object connectLock = new Object();
   private final Map<PeerAddress, VerbsChannel> channels = new HashMap<>(); // connectLock
@@ -118,6 +121,17 @@ public final class VerbsTransport implements ShuffleTransport {
       listenId.listen(1024);
       context = listenId.getVerbs();
       contextHandle = ((NatObject) context).getObjId();
+      int odpCaps;
+      try {
+        odpCaps = context.queryOdpSupport();
+      } catch (IOException e) {
+        odpCaps = -1;
+      }
+      try {
+        odp = OdpChoice.use(settings.conf().verbsOdp(), odpCaps);
+      } catch (IllegalArgumentException e) {
+        throw new IOException(e.getMessage(), e);
+      }
       pd = context.allocPd();
       undo.add(0, () -> quietly(pd::deallocPd));
       pool = new ReceivePool(pd, settings.conf().verbsReceivePoolSize());
@@ -145,7 +159,8 @@ public final class VerbsTransport implements ShuffleTransport {
     cm.start();
     LOG.info("verbs transport on {} ({}), receive pool {} bytes, {} completion threads",
         localAddress, portId, pool.capacity(), workers.length);
-    LOG.info("verbs: map outputs are mapped {}", mapChoice);
+    LOG.info("verbs: map outputs are mapped {}; registered {}", mapChoice, odp
+        ? "with on-demand paging (nothing pinned)" : "pinned (no on-demand paging)");
   }
 
   /** Threads running read callbacks: the executor's cores, at least 2, at most 8. */
@@ -247,7 +262,7 @@ public final class VerbsTransport implements ShuffleTransport {
   @Override
   public RegisteredRegion register(ByteBuffer memory, BackingCheck backing,
       FileChannel.MapMode mappedAs) throws IOException {
-    return register(memory, mappedAs == FileChannel.MapMode.PRIVATE);
+    return register(memory, mappedAs == FileChannel.MapMode.PRIVATE && !odp);
   }
 
   private RegisteredRegion register(ByteBuffer memory, boolean copied) throws IOException {
@@ -264,7 +279,9 @@ public final class VerbsTransport implements ShuffleTransport {
     long address = MemoryUtils.getAddress(memory);
     SVCRegMr reg;
     try {
-      reg = pd.regMr(address, length, IbvMr.IBV_ACCESS_REMOTE_READ).execute();
+      // Remote READ only; with ODP the device faults pages in instead of the kernel pinning.
+      reg = pd.regMr(address, length, IbvMr.IBV_ACCESS_REMOTE_READ
+          | (odp ? OdpChoice.ACCESS_ON_DEMAND : 0)).execute();
     } catch (IOException e) {
       throw new IOException("registering " + length + " bytes for RDMA READ failed: "
           + e.getMessage() + " (usually the locked-memory limit: set memlock to unlimited for "
