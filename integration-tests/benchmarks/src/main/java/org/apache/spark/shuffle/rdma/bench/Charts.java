@@ -3,21 +3,32 @@ package org.apache.spark.shuffle.rdma.bench;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
-import java.awt.FontMetrics;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.geom.AffineTransform;
-import java.awt.image.BufferedImage;
+import java.awt.geom.Ellipse2D;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 
-import javax.imageio.ImageIO;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.CategoryAxis;
+import org.jfree.chart.axis.CategoryLabelPositions;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.labels.StandardCategoryItemLabelGenerator;
+import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.plot.DatasetRenderingOrder;
+import org.jfree.chart.plot.ValueMarker;
+import org.jfree.chart.renderer.category.BarRenderer;
+import org.jfree.chart.renderer.category.LineAndShapeRenderer;
+import org.jfree.chart.renderer.category.StandardBarPainter;
+import org.jfree.chart.title.TextTitle;
+import org.jfree.data.category.DefaultCategoryDataset;
 
-/** Bar charts as PNG with java.awt (headless), no charting library. */
+/** Grouped bar charts as PNG, drawn by JFreeChart (headless). */
 public final class Charts {
   static final Color[] SERIES = {new Color(0x4C72B0), new Color(0xDD8452), new Color(0x55A868),
       new Color(0xC44E52)};
+  /** Gap between bars of one category, as a fraction of the category's width. */
+  private static final double ITEM_MARGIN = 0.05;
 
   private Charts() {}
 
@@ -25,6 +36,7 @@ public final class Charts {
    * Grouped bar chart. {@code values[s][c]} is series s in category c (NaN: no bar);
    * {@code dots[s][c]}, if not null, are individual measurements drawn over the bar;
    * {@code refLine}, if not null, is a dashed horizontal line (e.g. 1.0 for ratios).
+   * The legend names the series when there are several or when the chart is a ratio.
    */
   public static void bars(Path out, String title, String yLabel, List<String> categories,
       List<String> series, double[][] values, double[][][] dots, Double refLine,
@@ -32,123 +44,79 @@ public final class Charts {
     System.setProperty("java.awt.headless", "true");
     int nc = categories.size();
     int ns = series.size();
-    int groupW = Math.max(rotateLabels ? 12 : 60, ns * (rotateLabels ? 10 : 40) + 14);
-    int left = 80, right = 30, top = 60, bottom = rotateLabels ? 70 : 50;
-    int plotW = Math.max(Math.max(420, title.length() * 9 - left), nc * groupW);
-    int w = left + plotW + right, h = top + 360 + bottom + (ns > 1 ? 24 : 0);
-    int plotH = 360;
-    double max = 0;
-    for (double[] row : values) for (double v : row) if (!Double.isNaN(v)) max = Math.max(max, v);
-    if (dots != null) {
-      for (double[][] s : dots) for (double[] c : s) if (c != null) for (double v : c) {
-        max = Math.max(max, v);
-      }
-    }
-    if (refLine != null) max = Math.max(max, refLine);
-    double step = niceStep(max / 5);
-    double yMax = Math.max(step, Math.ceil(max * 1.08 / step) * step);
 
-    BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
-    Graphics2D g = img.createGraphics();
-    g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-    g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING,
-        RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-    g.setColor(Color.WHITE);
-    g.fillRect(0, 0, w, h);
-    g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-    g.setColor(Color.BLACK);
-    g.drawString(title, left, 28);
-    g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
-    FontMetrics fm = g.getFontMetrics();
-
-    // Axes and grid.
-    for (double y = 0; y <= yMax + 1e-9; y += step) {
-      int py = top + plotH - (int) Math.round(y / yMax * plotH);
-      g.setColor(new Color(0xE5E5E5));
-      g.drawLine(left, py, left + plotW, py);
-      g.setColor(Color.DARK_GRAY);
-      String s = fmt(y, step);
-      g.drawString(s, left - 6 - fm.stringWidth(s), py + 4);
-    }
-    g.setColor(Color.BLACK);
-    g.drawLine(left, top, left, top + plotH);
-    g.drawLine(left, top + plotH, left + plotW, top + plotH);
-    AffineTransform saved = g.getTransform();
-    g.rotate(-Math.PI / 2);
-    g.drawString(yLabel, -(top + plotH / 2 + fm.stringWidth(yLabel) / 2), 18);
-    g.setTransform(saved);
-
-    double gw = (double) plotW / nc;
-    double bw = Math.max(2, (gw - 6) / ns);
-    for (int c = 0; c < nc; c++) {
-      double gx = left + c * gw + 3;
-      for (int s = 0; s < ns; s++) {
+    DefaultCategoryDataset bars = new DefaultCategoryDataset();
+    for (int s = 0; s < ns; s++) {
+      for (int c = 0; c < nc; c++) {
         double v = values[s][c];
-        int x = (int) Math.round(gx + s * bw);
-        if (!Double.isNaN(v)) {
-          int bh = (int) Math.round(v / yMax * plotH);
-          g.setColor(SERIES[s % SERIES.length]);
-          g.fillRect(x, top + plotH - bh, Math.max(1, (int) bw - 1), bh);
-          if (!rotateLabels) {
-            g.setColor(Color.BLACK);
-            String lab = fmt(v, step / 10);
-            g.drawString(lab, x + (int) (bw / 2) - fm.stringWidth(lab) / 2, top + plotH - bh - 4);
-          }
-        }
-        if (dots != null && dots[s][c] != null) {
-          g.setColor(Color.BLACK);
-          for (double d : dots[s][c]) {
-            int py = top + plotH - (int) Math.round(d / yMax * plotH);
-            g.fillOval(x + (int) (bw / 2) - 3, py - 3, 6, 6);
-          }
-        }
-      }
-      g.setColor(Color.BLACK);
-      String lab = categories.get(c);
-      int cx = (int) Math.round(gx + gw / 2 - 3);
-      if (rotateLabels) {
-        AffineTransform t = g.getTransform();
-        g.rotate(-Math.PI / 2, cx + 4, top + plotH + 6);
-        g.drawString(lab, cx + 4 - fm.stringWidth(lab), top + plotH + 6);
-        g.setTransform(t);
-      } else {
-        g.drawString(lab, cx - fm.stringWidth(lab) / 2, top + plotH + 18);
+        bars.addValue(Double.isNaN(v) ? null : v, series.get(s), categories.get(c));
       }
     }
-    if (refLine != null) {
-      int py = top + plotH - (int) Math.round(refLine / yMax * plotH);
-      g.setColor(Color.RED);
-      g.setStroke(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f,
-          new float[] {6f, 4f}, 0f));
-      g.drawLine(left, py, left + plotW, py);
-      g.setStroke(new BasicStroke(1f));
+    CategoryAxis xAxis = new CategoryAxis();
+    if (rotateLabels) {
+      xAxis.setCategoryLabelPositions(CategoryLabelPositions.UP_90);
     }
-    if (ns > 1) {
-      int lx = left;
-      int ly = h - 14;
+    NumberAxis yAxis = new NumberAxis(yLabel);
+    yAxis.setAutoRangeIncludesZero(true);
+    BarRenderer barRenderer = new BarRenderer();
+    barRenderer.setBarPainter(new StandardBarPainter());
+    barRenderer.setShadowVisible(false);
+    barRenderer.setItemMargin(ITEM_MARGIN);
+    barRenderer.setDrawBarOutline(false);
+    for (int s = 0; s < ns; s++) {
+      barRenderer.setSeriesPaint(s, SERIES[s % SERIES.length]);
+    }
+    if (!rotateLabels) {
+      barRenderer.setDefaultItemLabelGenerator(
+          new StandardCategoryItemLabelGenerator("{2}", new java.text.DecimalFormat("0.###")));
+      barRenderer.setDefaultItemLabelsVisible(true);
+    }
+    CategoryPlot plot = new CategoryPlot(bars, xAxis, yAxis, barRenderer);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setRangeGridlinePaint(new Color(0xD0D0D0));
+
+    // One dataset per repetition, drawn as dots at the bars' offsets (the renderers share
+    // the bar renderer's series offsets because both use the same series count and margin).
+    int reps = 0;
+    if (dots != null) {
+      for (double[][] s : dots) for (double[] c : s) if (c != null) reps = Math.max(reps, c.length);
+    }
+    for (int r = 0; r < reps; r++) {
+      DefaultCategoryDataset rep = new DefaultCategoryDataset();
       for (int s = 0; s < ns; s++) {
-        g.setColor(SERIES[s % SERIES.length]);
-        g.fillRect(lx, ly - 10, 12, 12);
-        g.setColor(Color.BLACK);
-        g.drawString(series.get(s), lx + 16, ly);
-        lx += 30 + fm.stringWidth(series.get(s));
+        for (int c = 0; c < nc; c++) {
+          double[] d = dots[s][c];
+          rep.addValue(d != null && r < d.length ? d[r] : null, series.get(s), categories.get(c));
+        }
       }
+      LineAndShapeRenderer dotRenderer = new LineAndShapeRenderer(false, true);
+      dotRenderer.setUseSeriesOffset(true);
+      dotRenderer.setItemMargin(ITEM_MARGIN);
+      dotRenderer.setDefaultSeriesVisibleInLegend(false);
+      for (int s = 0; s < ns; s++) {
+        dotRenderer.setSeriesPaint(s, Color.BLACK);
+        dotRenderer.setSeriesShape(s, new Ellipse2D.Double(-3, -3, 6, 6));
+      }
+      plot.setDataset(r + 1, rep);
+      plot.setRenderer(r + 1, dotRenderer);
     }
-    g.dispose();
-    ImageIO.write(img, "png", out.toFile());
-  }
+    plot.setDatasetRenderingOrder(DatasetRenderingOrder.FORWARD);
+    if (refLine != null) {
+      ValueMarker marker = new ValueMarker(refLine);
+      marker.setPaint(Color.RED);
+      marker.setStroke(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f,
+          new float[] {6f, 4f}, 0f));
+      plot.addRangeMarker(marker);
+    }
 
-  static double niceStep(double raw) {
-    if (raw <= 0) return 1;
-    double e = Math.pow(10, Math.floor(Math.log10(raw)));
-    double f = raw / e;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * e;
-  }
-
-  static String fmt(double v, double step) {
-    if (step >= 1) return String.format("%.0f", v);
-    if (step >= 0.1) return String.format("%.1f", v);
-    if (step >= 0.01) return String.format("%.2f", v);
-    return String.format("%.3f", v);
+    // A legend when it says something: several series, or a ratio (which manager over which).
+    boolean legend = ns > 1 || refLine != null;
+    JFreeChart chart = new JFreeChart(null, JFreeChart.DEFAULT_TITLE_FONT, plot, legend);
+    chart.setTitle(new TextTitle(title, new Font(Font.SANS_SERIF, Font.BOLD, 15)));
+    chart.setBackgroundPaint(Color.WHITE);
+    int width = Math.max(Math.max(560, title.length() * 9), 80 + nc * Math.max(
+        rotateLabels ? 14 : 70, ns * (rotateLabels ? 10 : 40) + 14));
+    int height = 480 + (rotateLabels ? 40 : 0) + (legend ? 24 : 0);
+    ChartUtils.saveChartAsPNG(out.toFile(), chart, width, height);
   }
 }

@@ -1,0 +1,54 @@
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.MetricRegistry;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The source inside a parent registry the way Spark's MetricsSystem holds it (registered as
+ * a child registry under the source name): counters that exist at start, counters that show
+ * up later, and the driver's sums over executors.
+ */
+class RdmaMetricsSourceTest {
+  private static long value(MetricRegistry parent, String name) {
+    Gauge<?> g = parent.getGauges().get(name);
+    return ((Number) g.getValue()).longValue();
+  }
+
+  @Test
+  void countersAddedAfterStartAppearInTheParentRegistry() {
+    Map<String, Long> stats = new LinkedHashMap<>();
+    stats.put("transport.bytesRead", 0L);
+    RdmaMetricsSource source = RdmaMetricsSource.executor(() -> new LinkedHashMap<>(stats));
+    MetricRegistry parent = new MetricRegistry();
+    parent.register("app.1." + source.sourceName(), source.metricRegistry());
+
+    stats.put("transport.bytesRead", 4096L);
+    assertEquals(4096L, value(parent, "app.1.rdmaShuffle.transport.bytesRead"));
+    assertFalse(parent.getGauges().containsKey("app.1.rdmaShuffle.transport.reconnects"));
+
+    stats.put("transport.reconnects", 3L);  // a counter some later version adds
+    value(parent, "app.1.rdmaShuffle.transport.bytesRead");  // a scrape refreshes
+    assertEquals(3L, value(parent, "app.1.rdmaShuffle.transport.reconnects"));
+  }
+
+  @Test
+  void driverSumsEveryCounterOverExecutors() {
+    Map<String, Map<String, Long>> perExecutor = new LinkedHashMap<>();
+    RdmaMetricsSource source = RdmaMetricsSource.cluster(() -> perExecutor);
+    MetricRegistry parent = new MetricRegistry();
+    parent.register("app.driver." + source.sourceName(), source.metricRegistry());
+    assertEquals(0L, value(parent, "app.driver.rdmaShuffleCluster.executors"));
+
+    assertEquals(Map.of("executors", 2L, "transport.verbs", 1L, "reader.remoteBlocks", 7L),
+        RdmaMetricsSource.sum(Map.of(
+            "1", Map.of("transport.verbs", 1L, "reader.remoteBlocks", 3L),
+            "2", Map.of("transport.verbs", 0L, "reader.remoteBlocks", 4L))));
+  }
+}
