@@ -29,7 +29,8 @@ work="$(mktemp -d)"
 # launched), which show how far a slow emulated cluster got.
 log_conf="$work/log4j2.properties"
 { cat "$here/app/log4j2-demo.properties"
-  printf '%s\n' "logger.deploy.name = org.apache.spark.deploy" "logger.deploy.level = info"
+  printf '%s\n' "logger.deploy.name = org.apache.spark.deploy" "logger.deploy.level = info" \
+    "logger.deploy.additivity = false" "logger.deploy.appenderRef.console.ref = console"
 } > "$log_conf"
 mkdir -p "$work/spark-home/jars"
 export SPARK_HOME="$work/spark-home" SPARK_SCALA_VERSION=2.13 SPARK_LOCAL_IP="$GUEST_IP"
