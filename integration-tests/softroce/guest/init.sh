@@ -8,14 +8,21 @@
 #   softroce.payload=0|1        whether a 9p "payload" share is attached
 #   softroce.payload_timeout=S  guest-side limit for guest-test.sh
 #   softroce.ip=A.B.C.D/N       guest address (slirp default 10.0.2.15/24)
+#   softroce.gw=A.B.C.D|none     default route (slirp default 10.0.2.2)
 #   softroce.hostname=NAME
+#   softroce.hosts=IP=NAME,...   more /etc/hosts entries (the other hosts of a multi-host run)
+#   softroce.mtu=N              MTU of the NIC, set before rxe0 is created (default: as booted)
+#   softroce.role=a|b           multi-host run: this guest's role (cross-host sanity checks)
+#   softroce.peer=A.B.C.D       multi-host run: the other guest's address
+#   softroce.script=NAME        payload script to run (default guest-test.sh)
+#   softroce.shared=0|1         whether a 9p "shared" share (both guests, read-write) is attached
 # Lines starting "@@softroce@@ " are picked up by the host and shown as progress.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 HARNESS=/run/softroce/harness
 
 TOKEN=none PAYLOAD=0 PAYLOAD_TIMEOUT=1200 IP_CIDR=10.0.2.15/24 GW=10.0.2.2
-GUEST_HOSTNAME=softroce-guest
+GUEST_HOSTNAME=softroce-guest EXTRA_HOSTS="" MTU="" ROLE="" PEER_IP="" SCRIPT=guest-test.sh SHARED=0
 read -r -a cmdline < /proc/cmdline
 for arg in "${cmdline[@]}"; do
   case "$arg" in
@@ -25,6 +32,12 @@ for arg in "${cmdline[@]}"; do
     softroce.ip=*)              IP_CIDR=${arg#*=} ;;
     softroce.gw=*)              GW=${arg#*=} ;;
     softroce.hostname=*)        GUEST_HOSTNAME=${arg#*=} ;;
+    softroce.hosts=*)           EXTRA_HOSTS=${arg#*=} ;;
+    softroce.mtu=*)             MTU=${arg#*=} ;;
+    softroce.role=*)            ROLE=${arg#*=} ;;
+    softroce.peer=*)            PEER_IP=${arg#*=} ;;
+    softroce.script=*)          SCRIPT=${arg#*=} ;;
+    softroce.shared=*)          SHARED=${arg#*=} ;;
   esac
 done
 GUEST_IP=${IP_CIDR%/*}
@@ -39,6 +52,7 @@ finish() {  # finish PASS|FAIL reason
   sync
   mountpoint -q /payload && umount /payload
   mountpoint -q /results && umount /results
+  mountpoint -q /shared && umount /shared
   sync
   echo o > /proc/sysrq-trigger
   sleep 60
@@ -67,11 +81,18 @@ if [ "$PAYLOAD" = 1 ]; then
   mnt 9p /payload trans=virtio,version=9p2000.L,msize=262144 payload \
     || finish FAIL "cannot mount the 9p payload share"
 fi
+if [ "$SHARED" = 1 ]; then
+  mnt 9p /shared trans=virtio,version=9p2000.L,msize=262144 shared \
+    || finish FAIL "cannot mount the 9p shared share"
+fi
 
 # --- hostname; Spark needs it to resolve to the guest's address ---
 hostname "$GUEST_HOSTNAME"
 printf '127.0.0.1\tlocalhost\n%s\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' \
   "$GUEST_IP" "$GUEST_HOSTNAME" > /etc/hosts
+for h in ${EXTRA_HOSTS//,/ }; do
+  printf '%s\t%s\n' "${h%%=*}" "${h#*=}" >> /etc/hosts
+done
 # No DNS server is reachable: resolve from /etc/hosts only, or every lookup
 # that misses (e.g. an IPv6 lookup of the hostname) waits ~10 s for DNS timeouts.
 sed -i -e 's/^hosts:.*/hosts:          files/' -e 's/^networks:.*/networks:       files/' /etc/nsswitch.conf
@@ -97,9 +118,12 @@ for _ in $(seq 1 100); do
 done
 [ -n "$NIC" ] || finish FAIL "no network interface found"
 ip addr add "$IP_CIDR" dev "$NIC" || finish FAIL "ip addr add $IP_CIDR dev $NIC failed"
+if [ -n "$MTU" ]; then
+  ip link set "$NIC" mtu "$MTU" || finish FAIL "ip link set $NIC mtu $MTU failed"
+fi
 ip link set "$NIC" up || finish FAIL "ip link set $NIC up failed"
-ip route add default via "$GW" dev "$NIC" 2>/dev/null || true
-phase "network: $NIC $IP_CIDR, hostname $GUEST_HOSTNAME"
+[ "$GW" = none ] || ip route add default via "$GW" dev "$NIC" 2>/dev/null || true
+phase "network: $NIC $IP_CIDR mtu $(cat /sys/class/net/$NIC/mtu), hostname $GUEST_HOSTNAME${PEER_IP:+, peer $PEER_IP}"
 
 # --- Soft-RoCE ---
 modprobe rdma_rxe || finish FAIL "modprobe rdma_rxe failed"
@@ -124,7 +148,11 @@ done
 
 export RDMA_DEVICE=rxe0 RDMA_PORT=1 RDMA_GID_INDEX=$GID_INDEX RDMA_NETDEV=$NIC
 export GUEST_IP GUEST_HOSTNAME
-export JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
+export SOFTROCE_ROLE=$ROLE PEER_IP
+[ "$SHARED" = 1 ] && export SOFTROCE_SHARED_DIR=/shared
+# The image's only JDK (17 on bookworm, 21 on trixie).
+JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+export JAVA_HOME
 export SOFTROCE_GUEST=1 SOFTROCE_RESULTS_DIR=/results
 
 {
@@ -136,6 +164,9 @@ export SOFTROCE_GUEST=1 SOFTROCE_RESULTS_DIR=/results
   echo "hostname=$GUEST_HOSTNAME"
   echo "rdma_device=rxe0"
   echo "gid_index=$GID_INDEX"
+  echo "active_mtu=$(ibv_devinfo -d rxe0 2>/dev/null | awk '/active_mtu/ {print $2; exit}')"
+  echo "role=$ROLE"
+  echo "peer_ip=$PEER_IP"
   echo "java_home=$JAVA_HOME"
 } > /results/guest-env.txt
 
@@ -143,27 +174,32 @@ export SOFTROCE_GUEST=1 SOFTROCE_RESULTS_DIR=/results
 if ! "$HARNESS/sanity.sh"; then
   finish FAIL "sanity checks failed (see sanity/ in the results dir)"
 fi
+if [ -n "$ROLE" ] && [ -n "$PEER_IP" ]; then
+  if ! "$HARNESS/cross-sanity.sh"; then
+    finish FAIL "cross-host RDMA checks with $PEER_IP failed (see sanity/ in the results dir)"
+  fi
+fi
 
 # --- payload ---
 if [ "$PAYLOAD" = 1 ]; then
-  if [ -x /payload/guest-test.sh ]; then
-    phase "payload: running guest-test.sh (limit ${PAYLOAD_TIMEOUT}s)"
+  if [ -x "/payload/$SCRIPT" ]; then
+    phase "payload: running $SCRIPT (limit ${PAYLOAD_TIMEOUT}s)"
     export PAYLOAD_DIR=/payload
     cd /payload
     t0=$(uptime_s)
-    timeout -k 10 "$PAYLOAD_TIMEOUT" ./guest-test.sh 2>&1 | tee /results/payload.log
+    timeout -k 10 "$PAYLOAD_TIMEOUT" "./$SCRIPT" 2>&1 | tee /results/payload.log
     rc=${PIPESTATUS[0]}
     cd /
     t1=$(uptime_s)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
     if [ "$rc" -eq 0 ]; then
-      phase "payload: guest-test.sh passed in ${secs}s"
+      phase "payload: $SCRIPT passed in ${secs}s"
     else
-      [ "$rc" -eq 124 ] && phase "payload: guest-test.sh timed out after ${PAYLOAD_TIMEOUT}s"
-      finish FAIL "guest-test.sh exited $rc after ${secs}s"
+      [ "$rc" -eq 124 ] && phase "payload: $SCRIPT timed out after ${PAYLOAD_TIMEOUT}s"
+      finish FAIL "$SCRIPT exited $rc after ${secs}s"
     fi
   else
-    phase "payload: no executable guest-test.sh in the payload dir; sanity checks only"
+    phase "payload: no executable $SCRIPT in the payload dir; sanity checks only"
   fi
 fi
 

@@ -4,15 +4,17 @@
 #   OUT_DIR/vmlinuz       guest kernel   (copied from the image's /boot)
 #   OUT_DIR/initrd.img    guest initrd   (copied from the image's /boot)
 #   OUT_DIR/packages.manifest, OUT_DIR/image.info
-# Usage: build-image.sh OUT_DIR MIRROR_URL
-# Called by ../run, which caches OUT_DIR keyed by a hash of this folder's files.
+# Usage: build-image.sh OUT_DIR MIRROR_URL [SUITE]
+#   SUITE: bookworm (Debian 12, kernel 6.1; default) or trixie (Debian 13, kernel 6.12)
+# Called by ../run, which caches OUT_DIR keyed by the suite and a hash of this folder's files.
 # Needs root (debootstrap), debootstrap and e2fsprogs >= 1.43 (mkfs.ext4 -d).
 set -euo pipefail
 
-SUITE=bookworm
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-OUT=${1:?usage: build-image.sh OUT_DIR MIRROR_URL}
-MIRROR=${2:?usage: build-image.sh OUT_DIR MIRROR_URL}
+OUT=${1:?usage: build-image.sh OUT_DIR MIRROR_URL [SUITE]}
+MIRROR=${2:?usage: build-image.sh OUT_DIR MIRROR_URL [SUITE]}
+SUITE=${3:-bookworm}
+case "$SUITE" in bookworm|trixie) ;; *) echo "unsupported suite $SUITE (bookworm or trixie)" >&2; exit 2 ;; esac
 T0=${SOFTROCE_T0:-$(date +%s)}
 
 say() {
@@ -23,7 +25,10 @@ say() {
 ROOT=$OUT/rootfs
 mkdir -p "$ROOT"
 
-pkgs=$(sed -e 's/#.*//' "$HERE/packages.txt" | tr -s ' \t\n' '\n' | sed '/^$/d' | paste -sd, -)
+# packages.txt: a plain name is for every suite; "SUITE: name" only for that suite.
+pkgs=$(sed -e 's/#.*//' "$HERE/packages.txt" \
+       | awk -v suite="$SUITE" '$1 ~ /:$/ { if ($1 == suite ":") { $1 = ""; print } ; next } { print }' \
+       | tr -s ' \t\n' '\n' | sed '/^$/d' | paste -sd, -)
 
 say "image: debootstrap $SUITE (minbase + $(tr ',' '\n' <<<"$pkgs" | wc -l) packages) from $MIRROR"
 say "image: this takes several minutes; full log: $OUT/debootstrap.log"
@@ -94,7 +99,7 @@ mkfs.ext4 -q -F -L softroce-root -d "$ROOT" "$OUT/rootfs.img" "${size_mb}M" >/de
 {
   echo "suite=$SUITE"
   echo "kernel=$kver"
-  echo "java=$(grep -m1 '^openjdk-17-jre-headless ' "$OUT/packages.manifest" | cut -d' ' -f2)"
+  echo "java=$(grep -m1 '^openjdk-[0-9]*-jre-headless ' "$OUT/packages.manifest" | cut -d' ' -f1-2)"
   echo "files_mb=$used_mb"
   echo "image_mb=$size_mb"
   echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
