@@ -39,7 +39,17 @@ final class RdmaMetricsSource implements Source {
     this.name = name;
     this.stats = stats;
     this.maxAgeNanos = TimeUnit.MILLISECONDS.toNanos(maxAgeMillis);
-    current();
+    if (maxAgeMillis == 0) {
+      current();
+    } else {
+      // The driver's source: no RPC while the first shuffle registers; "executors" is always
+      // there, and its first read takes the snapshot that registers the rest.
+      registry.register("executors", gauge("executors"));
+    }
+  }
+
+  private Gauge<Long> gauge(String key) {
+    return () -> current().getOrDefault(key, 0L);
   }
 
   /** This executor's counters, read fresh on every scrape. */
@@ -75,7 +85,7 @@ final class RdmaMetricsSource implements Source {
       taken = true;
       for (String key : last.keySet()) {
         if (!registry.getNames().contains(key)) {
-          registry.register(key, (Gauge<Long>) () -> current().getOrDefault(key, 0L));
+          registry.register(key, gauge(key));
         }
       }
     }
