@@ -82,12 +82,13 @@ job=${PIPESTATUS[0]}
 set -e
 [[ $job -eq 0 ]] || { phase "Spark job on verbs FAILED (status $job)"; exit 1; }
 
-# A skewed shuffle (SkewDemo): per map task a ${SKEW_MB:=12} MiB block for partition 0, with
+# A skewed shuffle (SkewDemo): per map task a SKEW_MB (default 12) MiB block for partition 0, with
 # a 4 MiB receive pool (reads of at most 1 MiB), 4 MiB regions (the block crosses region
 # boundaries) and maxRemoteBlockSizeFetchToMem=2m (it streams into Spark's download file).
 # SkewDemo exits 1 unless the result equals the sort shuffle's, the large blocks took several
 # reads and at least one block went to disk; its counters give reads per block, reconnects
 # and the bytes pinned as private copies.
+: "${SKEW_MB:=12}"
 phase "skewed Spark job on verbs: local-cluster[2,1,768], ${SKEW_MB} MiB per map to one partition"
 set +e
 timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "$cp" \
