@@ -186,26 +186,38 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
 
   test("map output files truncated or deleted under their registrations: recomputed, " +
     "sort-shuffle result") {
-    start(2)
+    // Uncompressed: no codec checksum notices a short block, only the plugin's checks do.
+    start(2, "spark.shuffle.compress" -> "false")
     val summed = sums(sc, 30000, 40)
     summed.count()
-    // On every executor: truncate half of the shuffle data files to a third of their length
-    // (registered pages past the new end no longer exist) and delete the others (the mapping
-    // keeps the inode; the index files stay, so Spark's own resolver would still find them).
-    val touched = sc.parallelize(1 to 20, 20).map { _ =>
-      val dbm = SparkEnv.get.blockManager.diskBlockManager
-      dbm.getAllFiles().filter(f => f.getName.startsWith("shuffle_") &&
-        f.getName.endsWith(".data") && f.length() > 64).sortBy(_.getName).zipWithIndex.map {
-          case (f, i) =>
-            if (i % 2 == 0) {
-              val raf = new RandomAccessFile(f, "rw")
-              try raf.setLength(f.length() / 3) finally raf.close()
-            } else {
-              f.delete()
-            }
-            1
-        }.sum
-    }.collect().sum
+    // On one executor only: truncate half of its shuffle data files to a third of their
+    // length (registered pages past the new end no longer exist) and delete the others (the
+    // mapping keeps the inode; the index files stay, so Spark's own resolver still finds
+    // them). Damaging one executor matters: its reducers then read damaged local blocks next
+    // to intact remote ones, so nothing but the plugin's local check stops a block past a
+    // truncated end from reading as empty, i.e. a silently smaller sum.
+    val victim = sc.getExecutorIds().sorted.head
+    var touched = 0
+    var tries = 0
+    while (touched == 0 && tries < 10) {
+      touched = sc.parallelize(1 to 20, 20).map { _ =>
+        val dbm = SparkEnv.get.blockManager.diskBlockManager
+        val once = new File(dbm.localDirs.head, "rdma-fault-damaged")
+        if (SparkEnv.get.executorId != victim || !once.createNewFile()) 0
+        else dbm.getAllFiles().filter(f => f.getName.startsWith("shuffle_") &&
+          f.getName.endsWith(".data") && f.length() > 64).sortBy(_.getName).zipWithIndex.map {
+            case (f, i) =>
+              if (i % 2 == 0) {
+                val raf = new RandomAccessFile(f, "rw")
+                try raf.setLength(f.length() / 3) finally raf.close()
+              } else {
+                f.delete()
+              }
+              1
+          }.sum
+      }.collect().sum
+      tries += 1
+    }
     assert(touched > 0)
     assert(summed.mapValues(identity).collect().toMap == expected.sums)
     waitForListeners(sc)
