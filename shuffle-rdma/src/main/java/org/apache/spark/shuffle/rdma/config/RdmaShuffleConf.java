@@ -1,8 +1,10 @@
 package org.apache.spark.shuffle.rdma.config;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.internal.config.ConfigEntry;
@@ -10,55 +12,39 @@ import scala.Tuple2;
 
 /**
  * A validated, typed snapshot of the {@code spark.shuffle.rdma.*} keys. Constructing it reads
- * every key defined in {@link RdmaConf}, so a bad value fails at startup with Spark's message
- * that names the key and the accepted range, and a key under the prefix that no entry defines
+ * every key defined in {@link RdmaConf} (the only place a key's name, type, default and doc
+ * are stated; a getter here is a typed name for {@link #get}, nothing more), so a bad value
+ * fails at startup with Spark's message that names the key and the accepted range, and a key under the prefix that no entry defines
  * (a typo) fails too instead of being silently ignored.
  */
 public final class RdmaShuffleConf {
   private final SparkConf sparkConf;
-  private final String transport;
-  private final String bindAddress;
-  private final int port;
-  private final String device;
-  private final long regionSize;
-  private final int maxReadsInFlightPerPeer;
-  private final long maxReadSize;
-  private final long readTimeoutMs;
-  private final boolean allowUnencryptedRdma;
-  private final long connectTimeoutMs;
-  private final int verbsCompletionThreads;
-  private final long verbsReceivePoolSize;
-  private final String verbsMapMode;
-  private final int tcpMaxConnectionsPerAddress;
-  private final long tcpMaxRequestFrameSize;
-  private final String verbsOdp;
+  /** Every key's validated value, by key, read once at construction. */
+  private final Map<String, Object> values = new HashMap<>();
 
   public RdmaShuffleConf(SparkConf conf) {
     this.sparkConf = conf;
     rejectUnknownKeys(conf);
-    this.transport = get(conf, RdmaConf.TRANSPORT());
-    this.bindAddress = get(conf, RdmaConf.BIND_ADDRESS());
-    this.port = (Integer) get(conf, RdmaConf.PORT());
-    this.device = get(conf, RdmaConf.DEVICE());
-    this.regionSize = (Long) get(conf, RdmaConf.REGION_SIZE());
-    this.maxReadsInFlightPerPeer = (Integer) get(conf, RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
-    this.maxReadSize = (Long) get(conf, RdmaConf.MAX_READ_SIZE());
-    this.readTimeoutMs = (Long) get(conf, RdmaConf.READ_TIMEOUT());
-    this.allowUnencryptedRdma = (Boolean) get(conf, RdmaConf.ALLOW_UNENCRYPTED_RDMA());
-    this.connectTimeoutMs = (Long) get(conf, RdmaConf.CONNECT_TIMEOUT());
-    this.verbsCompletionThreads = (Integer) get(conf, RdmaConf.VERBS_COMPLETION_THREADS());
-    this.verbsReceivePoolSize = (Long) get(conf, RdmaConf.VERBS_RECEIVE_POOL_SIZE());
-    this.verbsMapMode = get(conf, RdmaConf.VERBS_MAP_MODE());
-    this.tcpMaxConnectionsPerAddress =
-        (Integer) get(conf, RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS());
-    this.tcpMaxRequestFrameSize = (Long) get(conf, RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
-    this.verbsOdp = get(conf, RdmaConf.VERBS_ODP());
+    scala.collection.Iterator<ConfigEntry<?>> it = RdmaConf.ALL().iterator();
+    while (it.hasNext()) {
+      ConfigEntry<?> entry = it.next();
+      values.put(entry.key(), read(conf, entry));
+    }
   }
 
+  /** The value of one key, typed by its entry (the getters below are thin names for it). */
   @SuppressWarnings("unchecked")
-  private static <T> T get(SparkConf conf, ConfigEntry<?> entry) {
+  public <T> T get(ConfigEntry<T> entry) {
+    Object v = values.get(entry.key());
+    if (v == null && !values.containsKey(entry.key())) {
+      throw new IllegalArgumentException(entry.key() + " is not in RdmaConf.ALL");
+    }
+    return (T) v;
+  }
+
+  private static Object read(SparkConf conf, ConfigEntry<?> entry) {
     try {
-      return (T) conf.get(entry);
+      return conf.get(entry);
     } catch (IllegalArgumentException e) {
       // Spark's message already names the key and the constraint; add what to do.
       throw new IllegalArgumentException("Invalid shuffle configuration: " + e.getMessage()
@@ -121,42 +107,42 @@ public final class RdmaShuffleConf {
 
   /** "auto", "verbs" or "tcp". */
   public String transport() {
-    return transport;
+    return get(RdmaConf.TRANSPORT());
   }
 
   /** Empty when the transport should choose. */
   public String bindAddress() {
-    return bindAddress;
+    return get(RdmaConf.BIND_ADDRESS());
   }
 
   public int port() {
-    return port;
+    return (Integer) get(RdmaConf.PORT());
   }
 
   /** Empty, "dev" or "dev:port". */
   public String device() {
-    return device;
+    return get(RdmaConf.DEVICE());
   }
 
   public long regionSize() {
-    return regionSize;
+    return (Long) get(RdmaConf.REGION_SIZE());
   }
 
   public int maxReadsInFlightPerPeer() {
-    return maxReadsInFlightPerPeer;
+    return (Integer) get(RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
   }
 
   /** Longest single read; larger blocks are read in pieces. */
   public long maxReadSize() {
-    return maxReadSize;
+    return (Long) get(RdmaConf.MAX_READ_SIZE());
   }
 
   public long readTimeoutMs() {
-    return readTimeoutMs;
+    return (Long) get(RdmaConf.READ_TIMEOUT());
   }
 
   public boolean allowUnencryptedRdma() {
-    return allowUnencryptedRdma;
+    return (Boolean) get(RdmaConf.ALLOW_UNENCRYPTED_RDMA());
   }
 
   /**
@@ -169,7 +155,7 @@ public final class RdmaShuffleConf {
     boolean networkCrypto = sparkConf.getBoolean("spark.authenticate", false)
         && sparkConf.getBoolean("spark.network.crypto.enabled", false);
     boolean filesEncrypted = sparkConf.getBoolean("spark.io.encryption.enabled", false);
-    if (networkCrypto && !filesEncrypted && !allowUnencryptedRdma) {
+    if (networkCrypto && !filesEncrypted && !allowUnencryptedRdma()) {
       return "spark.network.crypto.enabled=true asks for encrypted traffic, but RDMA READ "
           + "moves shuffle bytes unencrypted; enable spark.io.encryption.enabled (shuffle files "
           + "become ciphertext), use spark.shuffle.rdma.transport=tcp (encrypted), or set "
@@ -179,34 +165,34 @@ public final class RdmaShuffleConf {
   }
 
   public long connectTimeoutMs() {
-    return connectTimeoutMs;
+    return (Long) get(RdmaConf.CONNECT_TIMEOUT());
   }
 
   /** Completion-queue polling threads of the verbs transport. */
   public int verbsCompletionThreads() {
-    return verbsCompletionThreads;
+    return (Integer) get(RdmaConf.VERBS_COMPLETION_THREADS());
   }
 
   /** Bytes registered once for RDMA READ destinations on the verbs transport. */
   public long verbsReceivePoolSize() {
-    return verbsReceivePoolSize;
+    return (Long) get(RdmaConf.VERBS_RECEIVE_POOL_SIZE());
   }
 
   /** auto, shared, sharedWritable or private (see MapModeChoice). */
   public String verbsMapMode() {
-    return verbsMapMode;
+    return get(RdmaConf.VERBS_MAP_MODE());
   }
 
   public int tcpMaxConnectionsPerAddress() {
-    return tcpMaxConnectionsPerAddress;
+    return (Integer) get(RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS());
   }
 
   public long tcpMaxRequestFrameSize() {
-    return tcpMaxRequestFrameSize;
+    return (Long) get(RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
   }
 
   /** auto, true or false (see OdpChoice). */
   public String verbsOdp() {
-    return verbsOdp;
+    return get(RdmaConf.VERBS_ODP());
   }
 }

@@ -41,7 +41,7 @@ public final class DescriptorCodec {
     }
   }
 
-  public static MapOutputDescriptor decodeEntry(byte[] bytes) {
+  private static MapOutputDescriptor decodeEntry(byte[] bytes) {
     try {
       DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
       MapOutputDescriptor d = MapOutputDescriptor.readFrom(in);

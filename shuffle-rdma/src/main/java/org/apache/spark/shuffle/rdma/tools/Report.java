@@ -36,10 +36,6 @@ final class Report {
     }
   }
 
-  int failures() {
-    return failures;
-  }
-
   /** Prints the verdict; returns the exit status (0: verbs can run here). */
   int finish() {
     out.println();

@@ -1,25 +1,27 @@
 package org.apache.spark.shuffle.rdma.tools;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
+
+import org.apache.spark.shuffle.rdma.config.ConfigDocGenerator;
 
 /**
- * The few spark.shuffle.rdma.* values the doctor needs, read from a spark-defaults.conf
- * without Spark (the doctor runs from the shaded jar alone). Defaults mirror RdmaConf;
- * SparkDefaultsTest checks that they stay equal.
+ * The spark.shuffle.rdma.* values the doctor needs, read from a spark-defaults.conf without
+ * Spark (the doctor runs from the shaded jar alone, so it cannot evaluate RdmaConf's entries).
+ * Defaults come from the file ConfigDocGenerator renders from RdmaConf into the jar, so a key
+ * and its default are still stated once; asking for a key RdmaConf does not define fails.
  */
 final class SparkDefaults {
-  static final String DEVICE = "";
-  static final String BIND_ADDRESS = "";
-  static final String REGION_SIZE = "1g";
-  static final String RECEIVE_POOL_SIZE = "128m";
-  static final String TRANSPORT = "auto";
-  static final String ODP = "auto";
+  private static final String PREFIX = "spark.shuffle.rdma.";
+  private static final Properties DEFAULTS = loadDefaults();
 
   private final Map<String, String> values;
 
@@ -29,6 +31,30 @@ final class SparkDefaults {
 
   static SparkDefaults empty() {
     return new SparkDefaults(new HashMap<>());
+  }
+
+  private static Properties loadDefaults() {
+    Properties p = new Properties();
+    try (InputStream in = SparkDefaults.class.getClassLoader()
+        .getResourceAsStream(ConfigDocGenerator.DEFAULTS_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException(ConfigDocGenerator.DEFAULTS_RESOURCE
+            + " is missing from the jar; rebuild it (bin/gen-config-doc regenerates the file)");
+      }
+      p.load(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return p;
+  }
+
+  /** The default of a key as RdmaConf states it; {@code key} is without the prefix. */
+  static String defaultOf(String key) {
+    String v = DEFAULTS.getProperty(PREFIX + key);
+    if (v == null) {
+      throw new IllegalArgumentException(PREFIX + key + " is not a key RdmaConf defines");
+    }
+    return v;
   }
 
   /** Parses "key value" / "key=value" lines; '#' starts a comment line. */
@@ -54,33 +80,31 @@ final class SparkDefaults {
     return new SparkDefaults(m);
   }
 
-  String get(String key, String def) {
-    return values.getOrDefault("spark.shuffle.rdma." + key, def);
+  /** The configured value of a key (without the prefix), else its default. */
+  String get(String key) {
+    String def = defaultOf(key);
+    return values.getOrDefault(PREFIX + key, def);
   }
 
   String device() {
-    return get("device", DEVICE);
+    return get("device");
   }
 
   String bindAddress() {
-    return get("bindAddress", BIND_ADDRESS);
-  }
-
-  String transport() {
-    return get("transport", TRANSPORT);
+    return get("bindAddress");
   }
 
   long regionSize() {
-    return bytes(get("regionSize", REGION_SIZE));
+    return bytes(get("regionSize"));
   }
 
   /** spark.shuffle.rdma.verbs.odp: auto, true or false. */
   String odp() {
-    return get("verbs.odp", ODP).trim().toLowerCase(Locale.ROOT);
+    return get("verbs.odp").trim().toLowerCase(Locale.ROOT);
   }
 
   long receivePoolSize() {
-    return bytes(get("verbs.receivePoolSize", RECEIVE_POOL_SIZE));
+    return bytes(get("verbs.receivePoolSize"));
   }
 
   /** Spark byte strings: 512, 64k, 128m, 1g (binary units, optional 'b'). */

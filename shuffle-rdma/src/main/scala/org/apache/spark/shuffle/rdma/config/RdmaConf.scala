@@ -19,7 +19,16 @@ object RdmaConf {
   val PREFIX = "spark.shuffle.rdma."
   private val V = "0.1.0"
 
-  val TRANSPORT: ConfigEntry[String] = ConfigBuilder(PREFIX + "transport")
+  // Each entry adds itself here as it is defined, so a new key is one statement: no list to
+  // keep in step. Must stay above the first entry (object fields initialise in order).
+  private val defined = scala.collection.mutable.ArrayBuffer[ConfigEntry[_]]()
+
+  private def define[T](entry: ConfigEntry[T]): ConfigEntry[T] = {
+    defined += entry
+    entry
+  }
+
+  val TRANSPORT: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "transport")
     .doc("Which transport moves shuffle blocks. 'verbs': RDMA READ through DiSNI (fails at " +
       "startup, saying what is missing, when no RDMA device works). 'tcp': the same one-sided " +
       "reads emulated over TCP. 'auto': verbs when a device opens and the native layer loads, " +
@@ -28,52 +37,52 @@ object RdmaConf {
     .stringConf
     .transform(_.trim.toLowerCase(Locale.ROOT))
     .checkValues(Set("auto", "verbs", "tcp"))
-    .createWithDefault("auto")
+    .createWithDefault("auto"))
 
-  val BIND_ADDRESS: ConfigEntry[String] = ConfigBuilder(PREFIX + "bindAddress")
+  val BIND_ADDRESS: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "bindAddress")
     .doc("IP address the transport serves on. Empty: on verbs the IP of the netdev behind " +
       "the chosen RDMA port; on tcp the executor's own address (spark.driver.host / " +
       "SPARK_LOCAL_IP, as Spark's block manager uses).")
     .version(V)
     .stringConf
     .transform(_.trim)
-    .createWithDefault("")
+    .createWithDefault(""))
 
-  val PORT: ConfigEntry[Int] = ConfigBuilder(PREFIX + "port")
+  val PORT: ConfigEntry[Int] = define(ConfigBuilder(PREFIX + "port")
     .doc("Port the transport serves on; 0 picks a free port. With several executors per " +
       "host keep 0.")
     .version(V)
     .intConf
     .checkValue(p => p >= 0 && p <= 65535, "must be in [0, 65535]")
-    .createWithDefault(0)
+    .createWithDefault(0))
 
-  val DEVICE: ConfigEntry[String] = ConfigBuilder(PREFIX + "device")
+  val DEVICE: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "device")
     .doc("RDMA device (as in /sys/class/infiniband, e.g. mlx5_0 or rxe0) and optional port " +
       "('mlx5_0:1') for the verbs transport. Empty: the first device with an ACTIVE port.")
     .version(V)
     .stringConf
     .transform(_.trim)
-    .createWithDefault("")
+    .createWithDefault(""))
 
-  val REGION_SIZE: ConfigEntry[Long] = ConfigBuilder(PREFIX + "regionSize")
+  val REGION_SIZE: ConfigEntry[Long] = define(ConfigBuilder(PREFIX + "regionSize")
     .doc("Largest memory region one registration covers. A map output larger than this is " +
       "registered as several regions (DiSNI takes an int length, and smaller regions pin " +
       "less at a time).")
     .version(V)
     .bytesConf(ByteUnit.BYTE)
     .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
-    .createWithDefaultString("1g")
+    .createWithDefaultString("1g"))
 
-  val MAX_READS_IN_FLIGHT_PER_PEER: ConfigEntry[Int] =
+  val MAX_READS_IN_FLIGHT_PER_PEER: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "maxReadsInFlightPerPeer")
       .doc("Reads one executor keeps in flight to one peer; more wait in the channel. Bounds " +
         "send-queue depth on verbs and pending requests on tcp.")
       .version(V)
       .intConf
       .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
-      .createWithDefault(256)
+      .createWithDefault(256))
 
-  val MAX_READ_SIZE: ConfigEntry[Long] = ConfigBuilder(PREFIX + "maxReadSize")
+  val MAX_READ_SIZE: ConfigEntry[Long] = define(ConfigBuilder(PREFIX + "maxReadSize")
     .doc("Longest single one-sided read. A block larger than this (or than a quarter of " +
       "spark.shuffle.rdma.verbs.receivePoolSize on verbs, whichever is smaller) is read in " +
       "pieces of at most this size; blocks over spark.network.maxRemoteBlockSizeFetchToMem " +
@@ -81,25 +90,25 @@ object RdmaConf {
     .version(V)
     .bytesConf(ByteUnit.BYTE)
     .checkValue(v => v >= (64L << 10) && v <= (1L << 30), "must be in [64k, 1g]")
-    .createWithDefaultString("32m")
+    .createWithDefaultString("32m"))
 
-  val READ_TIMEOUT: ConfigEntry[Long] = ConfigBuilder(PREFIX + "readTimeout")
+  val READ_TIMEOUT: ConfigEntry[Long] = define(ConfigBuilder(PREFIX + "readTimeout")
     .doc("A read that has not completed after this long fails (and so does the fetch, " +
       "which Spark turns into a fetch failure and a map stage retry).")
     .version(V)
     .timeConf(TimeUnit.MILLISECONDS)
     .checkValue(v => v >= 100 && v <= TimeUnit.HOURS.toMillis(1), "must be in [100ms, 1h]")
-    .createWithDefaultString("120s")
+    .createWithDefaultString("120s"))
 
-  val CONNECT_TIMEOUT: ConfigEntry[Long] = ConfigBuilder(PREFIX + "connectTimeout")
+  val CONNECT_TIMEOUT: ConfigEntry[Long] = define(ConfigBuilder(PREFIX + "connectTimeout")
     .doc("How long connecting to a peer may take (on verbs: address and route resolution " +
       "plus the RDMA-CM handshake) before the fetch fails.")
     .version(V)
     .timeConf(TimeUnit.MILLISECONDS)
     .checkValue(v => v >= 100 && v <= TimeUnit.MINUTES.toMillis(10), "must be in [100ms, 10min]")
-    .createWithDefaultString("30s")
+    .createWithDefaultString("30s"))
 
-  val ALLOW_UNENCRYPTED_RDMA: ConfigEntry[Boolean] =
+  val ALLOW_UNENCRYPTED_RDMA: ConfigEntry[Boolean] = define(
     ConfigBuilder(PREFIX + "allowUnencryptedRdma")
       .doc("RDMA READ moves bytes as they are in memory. With spark.network.crypto.enabled " +
         "and without spark.io.encryption.enabled (which makes shuffle files ciphertext), the " +
@@ -107,18 +116,18 @@ object RdmaConf {
         "the RDMA fabric is isolated; 'auto' then picks tcp, which encrypts.")
       .version(V)
       .booleanConf
-      .createWithDefault(false)
+      .createWithDefault(false))
 
-  val VERBS_COMPLETION_THREADS: ConfigEntry[Int] =
+  val VERBS_COMPLETION_THREADS: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "verbs.completionThreads")
       .doc("Threads that poll RDMA completion queues on the verbs transport, shared by all " +
         "peers (each connection is served by one of them). More only help with many busy peers.")
       .version(V)
       .intConf
       .checkValue(v => v >= 1 && v <= 64, "must be in [1, 64]")
-      .createWithDefault(2)
+      .createWithDefault(2))
 
-  val VERBS_RECEIVE_POOL_SIZE: ConfigEntry[Long] =
+  val VERBS_RECEIVE_POOL_SIZE: ConfigEntry[Long] = define(
     ConfigBuilder(PREFIX + "verbs.receivePoolSize")
       .doc("Memory registered once at startup on the verbs transport that RDMA READs land in " +
         "(reused, never registered on the read path). Bounds the bytes of reads in flight " +
@@ -128,9 +137,9 @@ object RdmaConf {
       .version(V)
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
-      .createWithDefaultString("128m")
+      .createWithDefaultString("128m"))
 
-  val VERBS_MAP_MODE: ConfigEntry[String] = ConfigBuilder(PREFIX + "verbs.mapMode")
+  val VERBS_MAP_MODE: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "verbs.mapMode")
     .doc("How the verbs transport maps map output files for registration. 'shared': shared " +
       "read-only, pins the page cache (needs Linux 6.2+). 'sharedWritable': shared read-write " +
       "of the file opened read-write; pins the page cache on older kernels too (pages are " +
@@ -142,9 +151,9 @@ object RdmaConf {
     .stringConf
     .transform(_.trim)
     .checkValues(Set("auto", "shared", "sharedWritable", "private"))
-    .createWithDefault("auto")
+    .createWithDefault("auto"))
 
-  val TCP_MAX_CONNECTIONS_PER_ADDRESS: ConfigEntry[Int] =
+  val TCP_MAX_CONNECTIONS_PER_ADDRESS: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "tcp.maxConnectionsPerAddress")
       .doc("Connections the tcp transport's server keeps open from one remote IP address, " +
         "authenticated or not; one more is closed at once, with a warning. Each executor " +
@@ -152,9 +161,9 @@ object RdmaConf {
       .version(V)
       .intConf
       .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
-      .createWithDefault(64)
+      .createWithDefault(64))
 
-  val TCP_MAX_REQUEST_FRAME_SIZE: ConfigEntry[Long] =
+  val TCP_MAX_REQUEST_FRAME_SIZE: ConfigEntry[Long] = define(
     ConfigBuilder(PREFIX + "tcp.maxRequestFrameSize")
       .doc("Largest frame the tcp transport's server accepts from a peer, checked on the " +
         "frame header before anything of the frame is buffered, so also before " +
@@ -163,9 +172,9 @@ object RdmaConf {
       .version(V)
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v >= 1024 && v <= (16L << 20), "must be in [1k, 16m]")
-      .createWithDefaultString("64k")
+      .createWithDefaultString("64k"))
 
-  val VERBS_ODP: ConfigEntry[String] = ConfigBuilder(PREFIX + "verbs.odp")
+  val VERBS_ODP: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "verbs.odp")
     .doc("On-demand paging for map output registrations on verbs: nothing is pinned, the " +
       "device faults pages in as READs touch them. 'auto': when the device reports ODP for " +
       "RC READ (the doctor says which). 'true': required (fails at startup without it). " +
@@ -174,11 +183,8 @@ object RdmaConf {
     .stringConf
     .transform(_.trim.toLowerCase(Locale.ROOT))
     .checkValues(Set("auto", "true", "false"))
-    .createWithDefault("auto")
+    .createWithDefault("auto"))
 
-  val ALL: Seq[ConfigEntry[_]] = Seq(
-    TRANSPORT, BIND_ADDRESS, PORT, DEVICE, REGION_SIZE, MAX_READS_IN_FLIGHT_PER_PEER, MAX_READ_SIZE,
-    READ_TIMEOUT, CONNECT_TIMEOUT, ALLOW_UNENCRYPTED_RDMA, VERBS_COMPLETION_THREADS,
-    VERBS_RECEIVE_POOL_SIZE, VERBS_MAP_MODE, TCP_MAX_CONNECTIONS_PER_ADDRESS,
-    TCP_MAX_REQUEST_FRAME_SIZE, VERBS_ODP)
+  /** Every key, in definition order (docs/configuration.md lists them in this order). */
+  val ALL: Seq[ConfigEntry[_]] = defined.toList
 }

@@ -93,9 +93,6 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
     peersSnapshot
   }
 
-  /** Number of shuffles with published outputs (for tests of cleanup). */
-  def shuffleCount: Int = tables.size()
-
   /** Published bytes (the encoded table) of one shuffle, 0 if none. */
   def tableBytes(shuffleId: Int): Long = Option(tables.get(shuffleId)).map(_.length()).getOrElse(0L)
 

@@ -11,16 +11,29 @@ import java.nio.file.Paths;
 import org.apache.spark.internal.config.ConfigEntry;
 import org.junit.jupiter.api.Test;
 
-/** docs/configuration.md must be exactly what RdmaConf renders: keys are defined once. */
+/**
+ * docs/configuration.md and the doctor's defaults file must be exactly what RdmaConf renders:
+ * keys are defined once.
+ */
 class ConfigDocTest {
 
   @Test
   void generatedDocIsCurrent() throws Exception {
-    Path doc = Paths.get(System.getProperty("project.root", ".."), "docs", "configuration.md");
-    assertTrue(Files.exists(doc), "missing " + doc + "; run bin/gen-config-doc");
-    assertEquals(ConfigDocGenerator.render(),
-        new String(Files.readAllBytes(doc), StandardCharsets.UTF_8),
-        "docs/configuration.md is stale; run bin/gen-config-doc");
+    Path root = Paths.get(System.getProperty("project.root", ".."));
+    assertCurrent(ConfigDocGenerator.docPath(root), ConfigDocGenerator.render());
+  }
+
+  /** The doctor's defaults (it runs without Spark) are rendered from the same entries. */
+  @Test
+  void generatedDefaultsAreCurrent() throws Exception {
+    Path root = Paths.get(System.getProperty("project.root", ".."));
+    assertCurrent(ConfigDocGenerator.defaultsPath(root), ConfigDocGenerator.renderDefaults());
+  }
+
+  private static void assertCurrent(Path file, String expected) throws Exception {
+    assertTrue(Files.exists(file), "missing " + file + "; run bin/gen-config-doc");
+    assertEquals(expected, new String(Files.readAllBytes(file), StandardCharsets.UTF_8),
+        file + " is stale; run bin/gen-config-doc");
   }
 
   @Test

@@ -120,11 +120,6 @@ public final class HostFacts {
     }
   }
 
-  /** rdma_rxe is currently loaded. */
-  public boolean rxeLoaded() {
-    return Files.isDirectory(root.resolve("sys/module/rdma_rxe"));
-  }
-
   private List<String> lines(String relative) {
     try {
       return Files.readAllLines(root.resolve(relative), StandardCharsets.UTF_8);
