@@ -18,7 +18,6 @@ import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
 import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
-import org.apache.spark.shuffle.rdma.transport.TransportFactory;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -118,8 +117,6 @@ final class ExecutorRuntime implements AutoCloseable {
 
   Map<String, Long> stats() {
     Map<String, Long> m = new LinkedHashMap<>();
-    // 1 when this executor's reads are real RDMA READs, so a driver can prove which ran.
-    m.put("transport.verbs", "verbs".equals(transport.name()) ? 1L : 0L);
     transport.stats().snapshot().forEach((k, v) -> m.put("transport." + k, v));
     client.stats().addTo(m);
     m.put("registry.outputs", (long) registry.outputCount());

@@ -15,6 +15,7 @@ import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.BundledLibrary;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.LibraryChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsClassNames;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsRuntime;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.HostFacts;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.PortSelector;
@@ -253,9 +254,7 @@ final class Doctor {
 
   private void odp(String ip) {
     try {
-      Class<?> probe = Class.forName(
-          "org.apache.spark.shuffle.rdma.transport.verbs.impl.NativeProbe", true,
-          runtime.get().loader());
+      Class<?> probe = Class.forName(VerbsClassNames.NATIVE_PROBE, true, runtime.get().loader());
       int caps = (Integer) probe.getMethod("odpSupport", String.class).invoke(null, ip);
       if (caps < 0) {
         report.info("on-demand paging (ODP): not supported by the device (not needed: map "

@@ -2,7 +2,11 @@ package org.apache.spark.shuffle.rdma.transport;
 
 import java.io.IOException;
 
-/** Creates one kind of transport; {@link TransportFactory} picks among providers. */
+/**
+ * Creates one kind of transport. Implementations are listed in
+ * META-INF/services/org.apache.spark.shuffle.rdma.transport.TransportProvider, where
+ * {@code org.apache.spark.shuffle.rdma.TransportFactory} finds them.
+ */
 public interface TransportProvider {
 
   /** "tcp" or "verbs". */

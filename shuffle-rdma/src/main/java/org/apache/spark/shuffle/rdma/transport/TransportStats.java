@@ -9,6 +9,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * Reader side counts what this executor read; server side what it served to others.
  */
 public final class TransportStats {
+  /**
+   * True when this transport's reads are real RDMA READs (verbs), so that a driver or a test
+   * can prove which transport moved the blocks; exported as the counter "verbs" (1 or 0).
+   */
+  private final boolean rdmaReads;
+
   public final AtomicLong readsPosted = new AtomicLong();
   public final AtomicLong readsCompleted = new AtomicLong();
   public final AtomicLong readsFailed = new AtomicLong();
@@ -30,9 +36,18 @@ public final class TransportStats {
   /** Reads posted again on the replacement connection (flushed or waiting at the break). */
   public final AtomicLong readsRetried = new AtomicLong();
 
+  public TransportStats(boolean rdmaReads) {
+    this.rdmaReads = rdmaReads;
+  }
+
+  public boolean rdmaReads() {
+    return rdmaReads;
+  }
+
   /** A point-in-time copy, keyed by counter name. */
   public Map<String, Long> snapshot() {
     Map<String, Long> m = new LinkedHashMap<>();
+    m.put("verbs", rdmaReads ? 1L : 0L);
     m.put("readsPosted", readsPosted.get());
     m.put("readsCompleted", readsCompleted.get());
     m.put("readsFailed", readsFailed.get());

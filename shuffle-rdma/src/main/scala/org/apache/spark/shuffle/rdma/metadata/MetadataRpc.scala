@@ -75,17 +75,16 @@ object MetadataRpc {
     master.askSync[Boolean](ForgetShuffle(shuffleId))
 
   /**
-   * Counters of every executor that started a transport, keyed by executor id, each with
-   * a "transport" entry (1 = tcp, 2 = verbs) besides the counters. Executors that are gone
+   * Counters of every executor that started a transport, keyed by executor id (among them
+   * "transport.verbs", 1 when that executor reads with RDMA READ, from TransportStats). Executors that are gone
    * (killed, decommissioned, released by dynamic allocation) are left out. Driver only.
    */
   def clusterStats(env: SparkEnv): java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
     val endpoints = masterRef(env).askSync[Map[String, (String, RpcEndpointRef)]](
       GetExecutorEndpoints)
-    endpoints.flatMap { case (id, (transport, ref)) =>
+    endpoints.flatMap { case (id, (_, ref)) =>
       Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
-        val withName = counters + ("transport.verbs" -> (if (transport == "verbs") 1L else 0L))
-        id -> withName.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
+        id -> counters.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
       }
     }.asJava
   }

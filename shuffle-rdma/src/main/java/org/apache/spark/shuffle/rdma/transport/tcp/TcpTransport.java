@@ -42,7 +42,7 @@ public final class TcpTransport implements ShuffleTransport {
   static final String MODULE = "shuffle";
 
   private final TransportSettings settings;
-  private final TransportStats stats = new TransportStats();
+  private final TransportStats stats = new TransportStats(false);
   private final RegionServer regionServer;
   private final ConnectionGuard guard;
   private final TransportContext context;

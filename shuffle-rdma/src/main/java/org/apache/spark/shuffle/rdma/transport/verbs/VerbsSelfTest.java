@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.rdma.TransportFactory;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
@@ -27,7 +28,6 @@ import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
-import org.apache.spark.shuffle.rdma.transport.TransportFactory;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 
 /**

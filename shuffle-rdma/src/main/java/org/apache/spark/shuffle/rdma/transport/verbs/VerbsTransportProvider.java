@@ -7,17 +7,16 @@ import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportProvider;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsClassNames;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsRuntime;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.PortSelector;
 
 /**
- * The verbs transport's entry point, found by TransportFactory by name. It never links
- * against DiSNI itself: the checks run on sysfs and /proc, and the transport is created
+ * The verbs transport's entry point, found by TransportFactory through ServiceLoader. It
+ * never links against DiSNI itself: the checks run on sysfs and /proc, and the transport is created
  * through {@link VerbsRuntime}'s isolated class loader, which also loads libdisni.
  */
 public final class VerbsTransportProvider implements TransportProvider {
-  static final String IMPL = "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsTransport";
-
   private final VerbsPreflight preflight;
 
   public VerbsTransportProvider() {
@@ -65,7 +64,7 @@ public final class VerbsTransportProvider implements TransportProvider {
     PortSelector.Choice port = preflight.port(settings.conf().device(),
         settings.conf().bindAddress());
     try {
-      Class<?> impl = Class.forName(IMPL, true, VerbsRuntime.get().loader());
+      Class<?> impl = Class.forName(VerbsClassNames.TRANSPORT, true, VerbsRuntime.get().loader());
       return (ShuffleTransport) impl
           .getConstructor(TransportSettings.class, String.class, String.class)
           .newInstance(settings, port.bindAddress(), port.port().id());

@@ -11,9 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 
 import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.rdma.TransportFactory;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
-import org.apache.spark.shuffle.rdma.transport.TransportFactory;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.junit.jupiter.api.Test;
 

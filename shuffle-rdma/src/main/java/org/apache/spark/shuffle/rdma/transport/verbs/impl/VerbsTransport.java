@@ -63,7 +63,7 @@ public final class VerbsTransport implements ShuffleTransport {
   private static final int MIN_DEPTH = 16;
 
   private final TransportSettings settings;
-  private final TransportStats stats = new TransportStats();
+  private final TransportStats stats = new TransportStats(true);
   private final RdmaEventChannel eventChannel;
   private final RdmaCmId listenId;
   private final IbvContext context;

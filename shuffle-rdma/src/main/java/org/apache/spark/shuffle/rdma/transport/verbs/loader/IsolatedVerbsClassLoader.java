@@ -31,9 +31,9 @@ public final class IsolatedVerbsClassLoader extends URLClassLoader {
 
   /** Marker classes whose code sources this loader reads. */
   static final String[] MARKERS = {
-    "com/ibm/disni/verbs/impl/NativeDispatcher.class",
-    "org/apache/spark/shuffle/rdma/transport/verbs/impl/NativeProbe.class",
-    "org/apache/spark/shuffle/rdma/transport/verbs/loader/isolated/NativeIdentity.class",
+    VerbsClassNames.resource(VerbsClassNames.DISNI_DISPATCHER),
+    VerbsClassNames.resource(VerbsClassNames.NATIVE_PROBE),
+    VerbsClassNames.resource(VerbsClassNames.NATIVE_IDENTITY),
   };
 
   private final String libraryFile;

@@ -21,8 +21,6 @@ public final class LibraryIdentity {
   public static final String EXPECTED = "shuffle-rdma-native 1";
   public static final String SYMBOL =
       "Java_org_apache_spark_shuffle_rdma_transport_verbs_loader_isolated_NativeIdentity_version";
-  static final String CLASS =
-      "org.apache.spark.shuffle.rdma.transport.verbs.loader.isolated.NativeIdentity";
 
   private static final int SHT_DYNSYM = 11;
   private static final long MAX_FILE = 256L << 20;

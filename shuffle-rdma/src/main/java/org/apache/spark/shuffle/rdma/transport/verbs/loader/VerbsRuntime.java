@@ -11,8 +11,6 @@ import java.nio.file.Path;
  * reason for failure, is remembered: a failed load is not retried.
  */
 public final class VerbsRuntime {
-  static final String PROBE = "org.apache.spark.shuffle.rdma.transport.verbs.impl.NativeProbe";
-
   private static VerbsRuntime instance;
 
   private final ClassLoader loader;
@@ -63,7 +61,7 @@ public final class VerbsRuntime {
       if (foreign != null) {
         return new VerbsRuntime(null, null, foreign);
       }
-      Object info = Class.forName(PROBE, true, loader).getMethod("probe").invoke(null);
+      Object info = Class.forName(VerbsClassNames.NATIVE_PROBE, true, loader).getMethod("probe").invoke(null);
       return new VerbsRuntime(loader, choice + (file != null ? " " + file : "") + ": " + info,
           null);
     } catch (InvocationTargetException e) {
@@ -87,7 +85,7 @@ public final class VerbsRuntime {
         ? " " + file : "");
     Object version;
     try {
-      version = Class.forName(LibraryIdentity.CLASS, true, loader).getMethod("version")
+      version = Class.forName(VerbsClassNames.NATIVE_IDENTITY, true, loader).getMethod("version")
           .invoke(null);
     } catch (InvocationTargetException e) {
       if (!(e.getCause() instanceof UnsatisfiedLinkError)) {

@@ -69,7 +69,7 @@ class BundledLibraryTest {
         "org.apache.spark.shuffle.rdma.transport.ShuffleTransport"));
     assertTrue(!IsolatedVerbsClassLoader.isolated(
         "org.apache.spark.shuffle.rdma.transport.verbs.VerbsTransportProvider"));
-    assertTrue(IsolatedVerbsClassLoader.isolated(LibraryIdentity.CLASS));
+    assertTrue(IsolatedVerbsClassLoader.isolated(VerbsClassNames.NATIVE_IDENTITY));
     assertTrue(!IsolatedVerbsClassLoader.isolated(LibraryIdentity.class.getName()));
   }
 }

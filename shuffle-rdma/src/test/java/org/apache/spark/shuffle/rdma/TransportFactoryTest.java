@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.rdma.transport;
+package org.apache.spark.shuffle.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,6 +8,8 @@ import java.io.IOException;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.junit.jupiter.api.Test;
 
 /** Transport choice on this host, which has no RDMA device. */
@@ -15,6 +17,14 @@ class TransportFactoryTest {
 
   private static TransportSettings settings(SparkConf conf) {
     return new TransportSettings(new RdmaShuffleConf(conf), "127.0.0.1", null, "app", 1);
+  }
+
+  /** Both providers are found through META-INF/services, by the names the key takes. */
+  @Test
+  void providersAreFoundByName() {
+    assertEquals("tcp", TransportFactory.provider("tcp").name());
+    assertEquals("verbs", TransportFactory.provider("verbs").name());
+    assertEquals(null, TransportFactory.provider("carrier-pigeon"));
   }
 
   @Test

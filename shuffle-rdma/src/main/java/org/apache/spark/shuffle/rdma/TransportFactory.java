@@ -1,21 +1,26 @@
-package org.apache.spark.shuffle.rdma.transport;
+package org.apache.spark.shuffle.rdma;
 
 import java.io.IOException;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 
-import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransportProvider;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportProvider;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Chooses the transport named by {@code spark.shuffle.rdma.transport}: "tcp", "verbs", or
  * "auto" (verbs when it can start here, else tcp, with one log line that says why).
+ *
+ * <p>Providers are found with {@link ServiceLoader} (META-INF/services lists the tcp and the
+ * verbs provider), so neither this class nor the transport SPI links against a transport:
+ * the Spark layer depends on {@code transport}, each transport on {@code transport}, and
+ * only this class, beside {@link ExecutorRuntime}, knows there are several.
  */
 public final class TransportFactory {
   private static final Logger LOG = LoggerFactory.getLogger(TransportFactory.class);
-
-  /** Found by name so the Spark layer never links against DiSNI classes directly. */
-  static final String VERBS_PROVIDER =
-      "org.apache.spark.shuffle.rdma.transport.verbs.VerbsTransportProvider";
 
   private TransportFactory() {}
 
@@ -23,9 +28,9 @@ public final class TransportFactory {
     String choice = settings.conf().transport();
     switch (choice) {
       case "tcp":
-        return new TcpTransportProvider().create(settings);
+        return tcp().create(settings);
       case "verbs": {
-        TransportProvider verbs = verbsProvider();
+        TransportProvider verbs = provider("verbs");
         String why = verbsUnavailable(verbs, settings);
         if (why != null) {
           throw new IOException("spark.shuffle.rdma.transport=verbs, but RDMA verbs cannot "
@@ -35,7 +40,7 @@ public final class TransportFactory {
         return verbs.create(settings);
       }
       case "auto": {
-        TransportProvider verbs = verbsProvider();
+        TransportProvider verbs = provider("verbs");
         String why = verbsUnavailable(verbs, settings);
         if (why == null) {
           try {
@@ -46,7 +51,7 @@ public final class TransportFactory {
             why = "verbs failed to start: " + e;
           }
         }
-        ShuffleTransport t = new TcpTransportProvider().create(settings);
+        ShuffleTransport t = tcp().create(settings);
         LOG.info("spark.shuffle.rdma.transport=auto: using tcp ({}) because {}",
             t.localAddress(), why);
         return t;
@@ -66,16 +71,32 @@ public final class TransportFactory {
         : verbs.unavailableReason(settings);
   }
 
-  /** The verbs provider, or null when its classes are absent. */
-  static TransportProvider verbsProvider() {
-    try {
-      Class<?> c = Class.forName(VERBS_PROVIDER, true, TransportFactory.class.getClassLoader());
-      return (TransportProvider) c.getDeclaredConstructor().newInstance();
-    } catch (ClassNotFoundException e) {
-      return null;
-    } catch (ReflectiveOperationException | LinkageError e) {
-      LOG.warn("verbs transport present but not loadable", e);
-      return null;
+  private static TransportProvider tcp() {
+    TransportProvider tcp = provider("tcp");
+    if (tcp == null) {
+      throw new IllegalStateException("the tcp transport provider is missing from "
+          + "META-INF/services/" + TransportProvider.class.getName() + " in the plugin jar");
     }
+    return tcp;
+  }
+
+  /**
+   * The provider named {@code name}, or null when none is on the class path or it cannot be
+   * loaded here (the verbs provider's classes are always built, but a broken jar should fall
+   * back, not fail the executor). Looked up in the loader that defined the plugin, which is
+   * the one holding the jar under --jars too.
+   */
+  static TransportProvider provider(String name) {
+    try {
+      for (TransportProvider p : ServiceLoader.load(TransportProvider.class,
+          TransportFactory.class.getClassLoader())) {
+        if (p.name().equals(name)) {
+          return p;
+        }
+      }
+    } catch (ServiceConfigurationError | LinkageError e) {
+      LOG.warn("transport provider {} present but not loadable", name, e);
+    }
+    return null;
   }
 }

@@ -1,0 +1,31 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.loader;
+
+/**
+ * The classes of the verbs transport that must be named by string: they are defined by
+ * {@link IsolatedVerbsClassLoader} (with DiSNI and libdisni), and a class literal in plugin
+ * code would load them in the plugin's own loader instead. Every such name lives here, and
+ * VerbsClassNamesTest checks that each one resolves, so a rename fails the build, not a job.
+ */
+public final class VerbsClassNames {
+  /** The transport itself (constructed by VerbsTransportProvider). */
+  public static final String TRANSPORT =
+      "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsTransport";
+  /** Device and native-layer probe (VerbsRuntime's load check, the doctor's ODP line). */
+  public static final String NATIVE_PROBE =
+      "org.apache.spark.shuffle.rdma.transport.verbs.impl.NativeProbe";
+  /** Proves the loaded libdisni is ours (LibraryIdentity). */
+  public static final String NATIVE_IDENTITY =
+      "org.apache.spark.shuffle.rdma.transport.verbs.loader.isolated.NativeIdentity";
+  /** DiSNI's JNI front; its code source is where the isolated loader finds DiSNI. */
+  public static final String DISNI_DISPATCHER = "com.ibm.disni.verbs.impl.NativeDispatcher";
+
+  /** Every name above, for the test that they resolve. */
+  static final String[] ALL = {TRANSPORT, NATIVE_PROBE, NATIVE_IDENTITY, DISNI_DISPATCHER};
+
+  private VerbsClassNames() {}
+
+  /** "a.b.C" as the class file's resource name, "a/b/C.class". */
+  static String resource(String className) {
+    return className.replace('.', '/') + ".class";
+  }
+}
