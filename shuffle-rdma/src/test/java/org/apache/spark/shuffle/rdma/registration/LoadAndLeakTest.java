@@ -4,31 +4,27 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.loopbackTcp;
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.writeIndex;
+
 import java.io.DataOutputStream;
 import java.io.File;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.SparkConf;
-import org.apache.spark.network.buffer.ManagedBuffer;
-import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
-import org.apache.spark.shuffle.rdma.transport.ReadCallback;
-import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
-import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,11 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
 class LoadAndLeakTest {
   @TempDir
   File dir;
-
-  private static TcpTransport tcp() throws IOException {
-    return new TcpTransport(new TransportSettings(new RdmaShuffleConf(new SparkConf(false)),
-        "127.0.0.1", null, "app", 1));
-  }
 
   private static long openFds() throws IOException {
     try (var s = Files.list(Paths.get("/proc/self/fd"))) {
@@ -85,46 +76,23 @@ class LoadAndLeakTest {
     File index = new File(dir, name + ".index");
     byte[] bytes = expected(file, 0, partitions * each);
     Files.write(data.toPath(), bytes);
-    try (DataOutputStream out = new DataOutputStream(new FileOutputStream(index))) {
-      for (int p = 0; p <= partitions; p++) {
-        out.writeLong((long) p * each);
-      }
+    long[] offsets = new long[partitions + 1];
+    for (int p = 0; p <= partitions; p++) {
+      offsets[p] = (long) p * each;
     }
+    writeIndex(index, offsets);
     return new File[] {data, index};
-  }
-
-  private static byte[] read(TransportChannel ch, long addr, int key, int len) throws Exception {
-    CompletableFuture<byte[]> f = new CompletableFuture<>();
-    ch.read(List.of(new ReadRequest(addr, key, len, new ReadCallback() {
-      @Override
-      public void onSuccess(ReadRequest r, ManagedBuffer data) {
-        try {
-          ByteBuffer b = data.nioByteBuffer();
-          byte[] out = new byte[b.remaining()];
-          b.get(out);
-          f.complete(out);
-        } catch (IOException e) {
-          f.completeExceptionally(e);
-        }
-      }
-
-      @Override
-      public void onFailure(ReadRequest r, Throwable cause) {
-        f.completeExceptionally(cause);
-      }
-    }, null)));
-    return f.get(30, TimeUnit.SECONDS);
   }
 
   @Test
   void hundredsOfShufflesLeaveNothingBehind() throws Exception {
-    try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
+    try (TcpTransport server = loopbackTcp(); TcpTransport client = loopbackTcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       TransportChannel ch = client.connect(server.localAddress());
       // Warm up once so lazily created event-loop threads and sockets count as baseline.
       File[] w = output(dir, "warm", 4, 100, -1);
       MapOutputDescriptor wd = registry.register(999, 1, w[0], w[1]);
-      read(ch, wd.dataAddress(0), wd.dataKey(0), 100);
+      ReadResult.read(ch, wd.dataAddress(0), wd.dataKey(0), 100);
       registry.unregisterShuffle(999).get(10, TimeUnit.SECONDS);
       long fds = openFds();
       int threads = Thread.activeCount();
@@ -136,7 +104,7 @@ class LoadAndLeakTest {
           MapOutputDescriptor d = registry.register(shuffle, map, f[0], f[1]);
           int partition = (shuffle + map) % 8;
           assertArrayEquals(expected(file, partition * 512, 512),
-              read(ch, d.dataAddress(0) + partition * 512L, d.dataKey(0), 512),
+              ReadResult.read(ch, d.dataAddress(0) + partition * 512L, d.dataKey(0), 512),
               "shuffle " + shuffle + " map " + map + " partition " + partition);
         }
         registry.unregisterShuffle(shuffle).get(10, TimeUnit.SECONDS);
@@ -155,7 +123,7 @@ class LoadAndLeakTest {
 
   @Test
   void tensOfThousandsOfMapOutputs() throws Exception {
-    try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
+    try (TcpTransport server = loopbackTcp(); TcpTransport client = loopbackTcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       int n = 20_000;
       List<MapOutputDescriptor> ds = new ArrayList<>(n);
@@ -172,7 +140,7 @@ class LoadAndLeakTest {
         MapOutputDescriptor d = ds.get(map);
         int partition = map % 2;
         assertArrayEquals(expected(map, partition * 64, 64),
-            read(ch, d.dataAddress(0) + partition * 64L, d.dataKey(0), 64), "map " + map);
+            ReadResult.read(ch, d.dataAddress(0) + partition * 64L, d.dataKey(0), 64), "map " + map);
       }
       assertTrue(mappingsUnder(dir) > 0, "the check must see live mappings");
       registry.unregisterShuffle(0).get(60, TimeUnit.SECONDS);
@@ -194,12 +162,12 @@ class LoadAndLeakTest {
     int readers = 16;
     ExecutorService pool = Executors.newFixedThreadPool(readers);
     List<TcpTransport> clients = new ArrayList<>();
-    try (TcpTransport server = tcp()) {
+    try (TcpTransport server = loopbackTcp()) {
       MapOutputDescriptor d = new MapOutputRegistry(server, 1L << 30, "e")
           .register(0, 0, file.toFile(), index);
       List<Future<Integer>> done = new ArrayList<>();
       for (int r = 0; r < readers; r++) {
-        TcpTransport c = tcp();
+        TcpTransport c = loopbackTcp();
         clients.add(c);
         int seed = r;
         done.add(pool.submit(() -> {
@@ -209,7 +177,7 @@ class LoadAndLeakTest {
             int len = 1 + rnd.nextInt(32 * 1024);
             int off = rnd.nextInt(content.length - len);
             assertArrayEquals(Arrays.copyOfRange(content, off, off + len),
-                read(ch, d.dataAddress(0) + off, d.dataKey(0), len));
+                ReadResult.read(ch, d.dataAddress(0) + off, d.dataKey(0), len));
           }
           return 200;
         }));

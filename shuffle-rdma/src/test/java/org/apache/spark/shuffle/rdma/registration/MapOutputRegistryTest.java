@@ -5,69 +5,24 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.DataOutputStream;
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.loopbackTcp;
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.writeIndex;
+
 import java.io.File;
-import java.io.FileOutputStream;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.SparkConf;
-import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
-import org.apache.spark.shuffle.rdma.transport.ReadCallback;
-import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
-import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
-import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class MapOutputRegistryTest {
   @TempDir
   File dir;
-
-  private static TcpTransport tcp() throws Exception {
-    return new TcpTransport(new TransportSettings(new RdmaShuffleConf(new SparkConf(false)),
-        "127.0.0.1", null, "app", 1));
-  }
-
-  private static File index(File dir, long... offsets) throws Exception {
-    File f = new File(dir, "shuffle_0_1_0.index");
-    try (DataOutputStream out = new DataOutputStream(new FileOutputStream(f))) {
-      for (long o : offsets) {
-        out.writeLong(o);
-      }
-    }
-    return f;
-  }
-
-  /** Reads [remoteAddress, +len) and returns the bytes. */
-  private static byte[] read(TransportChannel ch, long address, int key, int len)
-      throws Exception {
-    java.util.concurrent.CompletableFuture<byte[]> f = new java.util.concurrent.CompletableFuture<>();
-    ch.read(List.of(new ReadRequest(address, key, len, new ReadCallback() {
-      @Override
-      public void onSuccess(ReadRequest request, ManagedBuffer data) {
-        try {
-          ByteBuffer b = data.nioByteBuffer();
-          byte[] out = new byte[b.remaining()];
-          b.get(out);
-          f.complete(out);
-        } catch (Exception e) {
-          f.completeExceptionally(e);
-        }
-      }
-
-      @Override
-      public void onFailure(ReadRequest request, Throwable cause) {
-        f.completeExceptionally(cause);
-      }
-    }, null)));
-    return f.get(60, TimeUnit.SECONDS);
-  }
 
   @Test
   void outputLargerThanTwoGibIsRegisteredInSeveralRegions() throws Exception {
@@ -82,8 +37,8 @@ class MapOutputRegistryTest {
         raf.write(marker);
       }
     }
-    File index = index(dir, 0, 1L << 30, size);
-    try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
+    File index = writeIndex(new File(dir, "shuffle_0_1_0.index"), 0, 1L << 30, size);
+    try (TcpTransport server = loopbackTcp(); TcpTransport client = loopbackTcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "exec-1");
       MapOutputDescriptor d = registry.register(0, 1, data, index);
       assertEquals(3, d.dataRegionCount());
@@ -93,19 +48,19 @@ class MapOutputRegistryTest {
       assertEquals(size + 24, registry.registeredBytes());
       TransportChannel ch = client.connect(server.localAddress());
       // Index entries, read one-sidedly.
-      ByteBuffer idx = ByteBuffer.wrap(read(ch, d.indexEntryAddress(1), d.indexKey(), 16));
+      ByteBuffer idx = ByteBuffer.wrap(ReadResult.read(ch, d.indexEntryAddress(1), d.indexKey(), 16));
       assertEquals(1L << 30, idx.getLong());
       assertEquals(size, idx.getLong());
       // The marker across the first boundary: 7 bytes in region 0, the rest in region 1.
-      byte[] head = read(ch, d.dataAddress(0) + (1L << 30) - 7, d.dataKey(0), 7);
-      byte[] tail = read(ch, d.dataAddress(1), d.dataKey(1), marker.length - 7);
+      byte[] head = ReadResult.read(ch, d.dataAddress(0) + (1L << 30) - 7, d.dataKey(0), 7);
+      byte[] tail = ReadResult.read(ch, d.dataAddress(1), d.dataKey(1), marker.length - 7);
       byte[] joined = new byte[marker.length];
       System.arraycopy(head, 0, joined, 0, 7);
       System.arraycopy(tail, 0, joined, 7, tail.length);
       assertArrayEquals(marker, joined);
       long last = size - marker.length - (2L << 30);
-      assertArrayEquals(marker, read(ch, d.dataAddress(2) + last, d.dataKey(2), marker.length));
-      assertArrayEquals(marker, read(ch, d.dataAddress(2), d.dataKey(2), marker.length));
+      assertArrayEquals(marker, ReadResult.read(ch, d.dataAddress(2) + last, d.dataKey(2), marker.length));
+      assertArrayEquals(marker, ReadResult.read(ch, d.dataAddress(2), d.dataKey(2), marker.length));
 
       registry.unregisterShuffle(0).get(30, TimeUnit.SECONDS);
       assertEquals(0, registry.outputCount());
@@ -119,8 +74,8 @@ class MapOutputRegistryTest {
   @Test
   void emptyDataFileRegistersOnlyTheIndex() throws Exception {
     File data = new File(dir, "shuffle_0_2_0.data");
-    File index = index(dir, 0, 0, 0, 0);
-    try (TcpTransport server = tcp()) {
+    File index = writeIndex(new File(dir, "shuffle_0_1_0.index"), 0, 0, 0, 0);
+    try (TcpTransport server = loopbackTcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       MapOutputDescriptor d = registry.register(0, 2, data, index);
       assertEquals(0, d.dataRegionCount());
@@ -136,7 +91,7 @@ class MapOutputRegistryTest {
     File data = new File(dir, "d");
     File index = new File(dir, "i");
     java.nio.file.Files.write(index.toPath(), new byte[13]);
-    try (TcpTransport server = tcp()) {
+    try (TcpTransport server = loopbackTcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       assertThrows(java.io.IOException.class, () -> registry.register(0, 3, data, index));
       assertEquals(0, server.stats().regionsRegistered.get());
@@ -146,7 +101,7 @@ class MapOutputRegistryTest {
   /** Asserts the read fails and names the problem, and returns its message. */
   private static String refused(TransportChannel ch, long address, int key, int len) {
     java.util.concurrent.ExecutionException e = assertThrows(
-        java.util.concurrent.ExecutionException.class, () -> read(ch, address, key, len));
+        java.util.concurrent.ExecutionException.class, () -> ReadResult.read(ch, address, key, len));
     return e.getCause().getMessage();
   }
 
@@ -163,18 +118,18 @@ class MapOutputRegistryTest {
     }
     File data = new File(dir, "shuffle_0_1_0.data");
     java.nio.file.Files.write(data.toPath(), content);
-    File index = index(dir, 0, 1000, 3000);
+    File index = writeIndex(new File(dir, "shuffle_0_1_0.index"), 0, 1000, 3000);
     File data2 = new File(dir, "shuffle_0_2_0.data");
     java.nio.file.Files.write(data2.toPath(), content);
     File index2 = new File(dir, "shuffle_0_2_0.index");
     java.nio.file.Files.copy(index.toPath(), index2.toPath());
-    try (TcpTransport server = tcp(); TcpTransport client = tcp()) {
+    try (TcpTransport server = loopbackTcp(); TcpTransport client = loopbackTcp()) {
       MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "e");
       MapOutputDescriptor d = registry.register(0, 1, data, index);
       MapOutputDescriptor d2 = registry.register(0, 2, data2, index2);
       TransportChannel ch = client.connect(server.localAddress());
       assertArrayEquals(java.util.Arrays.copyOfRange(content, 2000, 3000),
-          read(ch, d.dataAddress(0) + 2000, d.dataKey(0), 1000));
+          ReadResult.read(ch, d.dataAddress(0) + 2000, d.dataKey(0), 1000));
       assertEquals(null, registry.integrityProblem(0, 1));
 
       // Truncated to a third: even a read inside the remaining bytes is refused, since the

@@ -20,6 +20,8 @@ import java.util.Random;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -36,8 +38,8 @@ class TcpAuthenticationTest {
   @TempDir
   File dir;
 
-  private static TcpTestSupport.Result readOne(TransportChannel ch, int key, int len) {
-    TcpTestSupport.Result r = new TcpTestSupport.Result();
+  private static ReadResult readOne(TransportChannel ch, int key, int len) {
+    ReadResult r = new ReadResult();
     ch.read(List.of(new ReadRequest(0, key, len, r, null)));
     return r;
   }
@@ -46,9 +48,9 @@ class TcpAuthenticationTest {
   void sameSecretReads() throws Exception {
     try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret");
          TcpTransport client = TcpTestSupport.transport(new SparkConf(false), "s3cret")) {
-      byte[] content = TcpTestSupport.randomBytes(5000, 11);
-      RegisteredRegion region = server.register(TcpTestSupport.mapFile(dir, content));
-      TcpTestSupport.Result r = readOne(client.connect(server.localAddress()), region.key(), 5000);
+      byte[] content = TestFiles.randomBytes(5000, 11);
+      RegisteredRegion region = server.register(TestFiles.mapFile(dir, content));
+      ReadResult r = readOne(client.connect(server.localAddress()), region.key(), 5000);
       assertArrayEquals(content, r.future.get(30, TimeUnit.SECONDS));
       assertEquals(1, server.stats().readsServed.get());
     }
@@ -58,7 +60,7 @@ class TcpAuthenticationTest {
   void wrongSecretGetsNoConnection() throws Exception {
     try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret");
          TcpTransport client = TcpTestSupport.transport(new SparkConf(false), "guess")) {
-      server.register(TcpTestSupport.mapFile(dir, TcpTestSupport.randomBytes(100, 12)));
+      server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(100, 12)));
       assertThrows(Exception.class, () -> client.connect(server.localAddress()));
       assertEquals(0, server.stats().readsServed.get());
     }
@@ -73,7 +75,7 @@ class TcpAuthenticationTest {
   void readsPipelinedBehindAFailedAuthAttemptAreRefused() throws Exception {
     try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret")) {
       RegisteredRegion region =
-          server.register(TcpTestSupport.mapFile(dir, TcpTestSupport.randomBytes(1000, 14)));
+          server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(1000, 14)));
       int reads = 10;
       long refusedBefore = server.stats().readsRefused.get();
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -130,8 +132,8 @@ class TcpAuthenticationTest {
     try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret");
          TcpTransport client = TcpTestSupport.transport()) {
       RegisteredRegion region =
-          server.register(TcpTestSupport.mapFile(dir, TcpTestSupport.randomBytes(100, 13)));
-      TcpTestSupport.Result r = readOne(client.connect(server.localAddress()), region.key(), 10);
+          server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(100, 13)));
+      ReadResult r = readOne(client.connect(server.localAddress()), region.key(), 10);
       ExecutionException e = assertThrows(ExecutionException.class,
           () -> r.future.get(30, TimeUnit.SECONDS));
       assertTrue(e.getCause().getMessage().contains("not authenticated"),
@@ -152,10 +154,10 @@ class TcpAuthenticationTest {
          TcpTransport client =
              TcpTestSupport.transport(new SparkConf(false), "s3cret", "app-other")) {
       RegisteredRegion region =
-          server.register(TcpTestSupport.mapFile(dir, TcpTestSupport.randomBytes(100, 15)));
+          server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(100, 15)));
       TransportChannel ch = client.connect(server.localAddress());
       for (int i = 0; i < 3; i++) {
-        TcpTestSupport.Result r = readOne(ch, region.key(), 10 + i);
+        ReadResult r = readOne(ch, region.key(), 10 + i);
         ExecutionException e = assertThrows(ExecutionException.class,
             () -> r.future.get(30, TimeUnit.SECONDS));
         assertTrue(e.getCause().getMessage().contains("not authenticated for application app-test"),

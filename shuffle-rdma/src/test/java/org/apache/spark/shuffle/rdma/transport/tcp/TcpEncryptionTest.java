@@ -15,6 +15,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -97,9 +99,9 @@ class TcpEncryptionTest {
     byte[] content = "PLAINTEXT-SHUFFLE-BYTES;".repeat(400).getBytes(StandardCharsets.US_ASCII);
     try (TcpTransport server = TcpTestSupport.transport(conf, "k3y");
          TcpTransport client = TcpTestSupport.transport(conf, "k3y")) {
-      RegisteredRegion region = server.register(TcpTestSupport.mapFile(dir, content));
+      RegisteredRegion region = server.register(TestFiles.mapFile(dir, content));
       try (RecordingProxy proxy = new RecordingProxy(server.localAddress())) {
-        TcpTestSupport.Result r = new TcpTestSupport.Result();
+        ReadResult r = new ReadResult();
         client.connect(proxy.address())
             .read(List.of(new ReadRequest(0, region.key(), content.length, r, null)));
         assertArrayEquals(content, r.future.get(30, TimeUnit.SECONDS));

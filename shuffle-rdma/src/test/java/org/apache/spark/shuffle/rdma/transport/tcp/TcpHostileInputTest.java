@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
@@ -53,7 +55,7 @@ class TcpHostileInputTest {
     server = TcpTestSupport.transport();
     client = TcpTestSupport.transport();
     content = patternFile(9, 64 * 1024);
-    region = server.register(TcpTestSupport.mapFile(dir, content));
+    region = server.register(TestFiles.mapFile(dir, content));
     live.put(region.key(), new int[] {9, content.length});
   }
 
@@ -66,7 +68,7 @@ class TcpHostileInputTest {
   /** A well-behaved read through the real client must still return the right bytes. */
   private void assertServerStillServes() throws Exception {
     TransportChannel ch = client.connect(server.localAddress());
-    TcpTestSupport.Result r = new TcpTestSupport.Result();
+    ReadResult r = new ReadResult();
     ch.read(List.of(new ReadRequest(1000, region.key(), 5000, r, null)));
     assertArrayEquals(Arrays.copyOfRange(content, 1000, 6000), r.future.get(30, TimeUnit.SECONDS));
   }
@@ -168,7 +170,7 @@ class TcpHostileInputTest {
   private void registerPatternRegions() throws IOException {
     int[] sizes = {1, 777, 4096, 65536 + 13};
     for (int f = 0; f < sizes.length; f++) {
-      RegisteredRegion r = server.register(TcpTestSupport.mapFile(dir, patternFile(f, sizes[f])));
+      RegisteredRegion r = server.register(TestFiles.mapFile(dir, patternFile(f, sizes[f])));
       live.put(r.key(), new int[] {f, sizes[f]});
     }
   }

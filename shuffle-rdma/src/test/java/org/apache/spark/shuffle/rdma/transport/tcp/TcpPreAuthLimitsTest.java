@@ -18,6 +18,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -51,8 +53,8 @@ class TcpPreAuthLimitsTest {
         .set("spark.shuffle.rdma.tcp.maxRequestFrameSize", String.valueOf(MAX_FRAME));
     server = TcpTestSupport.transport(limits, "s3cret");
     client = TcpTestSupport.transport(new SparkConf(false), "s3cret");
-    content = TcpTestSupport.randomBytes(10_000, 31);
-    region = server.register(TcpTestSupport.mapFile(dir, content));
+    content = TestFiles.randomBytes(10_000, 31);
+    region = server.register(TestFiles.mapFile(dir, content));
   }
 
   @AfterEach
@@ -65,7 +67,7 @@ class TcpPreAuthLimitsTest {
   }
 
   private void assertServerStillServes() throws Exception {
-    TcpTestSupport.Result r = new TcpTestSupport.Result();
+    ReadResult r = new ReadResult();
     client.connect(server.localAddress())
         .read(List.of(new ReadRequest(100, region.key(), 900, r, null)));
     assertArrayEquals(Arrays.copyOfRange(content, 100, 1000), r.future.get(30, TimeUnit.SECONDS));

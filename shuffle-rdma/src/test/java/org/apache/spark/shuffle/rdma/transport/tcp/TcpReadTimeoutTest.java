@@ -22,6 +22,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -121,14 +123,14 @@ class TcpReadTimeoutTest {
   /** Posts n reads (the first waits in flight, the others queue with maxInFlight 1). */
   private void assertAllTimeOut(TcpTransport client, PeerAddress peer, int n) throws Exception {
     TransportChannel ch = client.connect(peer);
-    List<TcpTestSupport.Result> r = TcpTestSupport.results(n);
+    List<ReadResult> r = TcpTestSupport.results(n);
     List<ReadRequest> batch = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       batch.add(new ReadRequest(i * 10L, 0x1234, 10, r.get(i), null));
     }
     long t0 = System.nanoTime();
     ch.read(batch);
-    for (TcpTestSupport.Result x : r) {
+    for (ReadResult x : r) {
       ExecutionException e = assertThrows(ExecutionException.class,
           () -> x.future.get(TIMEOUT_MS + MARGIN_MS, TimeUnit.MILLISECONDS),
           "a read without answer must fail within readTimeout + margin");
@@ -162,13 +164,13 @@ class TcpReadTimeoutTest {
   void stuckReadOnABusyConnectionFailsAfterReadTimeout() throws Exception {
     TcpTransport client = client(256);
     TransportChannel ch = client.connect(fakePeer(true));
-    TcpTestSupport.Result stuck = new TcpTestSupport.Result();
+    ReadResult stuck = new ReadResult();
     long t0 = System.nanoTime();
     ch.read(List.of(new ReadRequest(STUCK_ADDRESS, 0x77, 10, stuck, null)));
     int answered = 0;
     long until = t0 + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS + MARGIN_MS);
     for (int i = 0; !stuck.future.isDone() && System.nanoTime() < until; i++) {
-      TcpTestSupport.Result other = new TcpTestSupport.Result();
+      ReadResult other = new ReadResult();
       ch.read(List.of(new ReadRequest(i * 16L, 0x77, 16, other, null)));
       try {
         assertEquals(16, other.future.get(5, TimeUnit.SECONDS).length);
@@ -192,8 +194,8 @@ class TcpReadTimeoutTest {
   void concurrentConnectsShareOneChannelAndOneConnection() throws Exception {
     TcpTransport server = TcpTestSupport.transport();
     toClose.add(server);
-    byte[] content = TcpTestSupport.randomBytes(4096, 21);
-    RegisteredRegion region = server.register(TcpTestSupport.mapFile(dir, content));
+    byte[] content = TestFiles.randomBytes(4096, 21);
+    RegisteredRegion region = server.register(TestFiles.mapFile(dir, content));
     int threads = 8;
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
@@ -206,7 +208,7 @@ class TcpReadTimeoutTest {
             start.await();
             TransportChannel ch = client.connect(server.localAddress());
             // Identical reads on every channel: on a shared client their ids would collide.
-            TcpTestSupport.Result r = new TcpTestSupport.Result();
+            ReadResult r = new ReadResult();
             ch.read(List.of(new ReadRequest(100, region.key(), 200, r, null)));
             assertArrayEquals(Arrays.copyOfRange(content, 100, 300),
                 r.future.get(10, TimeUnit.SECONDS));

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
-import static org.apache.spark.shuffle.rdma.transport.tcp.TcpTestSupport.mapFile;
-import static org.apache.spark.shuffle.rdma.transport.tcp.TcpTestSupport.randomBytes;
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.mapFile;
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.randomBytes;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -17,6 +17,7 @@ import java.util.Random;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -45,11 +46,11 @@ class TcpTransportTest {
     server.close();
   }
 
-  private static byte[] get(TcpTestSupport.Result r) throws Exception {
+  private static byte[] get(ReadResult r) throws Exception {
     return r.future.get(30, TimeUnit.SECONDS);
   }
 
-  private static Throwable failure(TcpTestSupport.Result r) {
+  private static Throwable failure(ReadResult r) {
     ExecutionException e = assertThrows(ExecutionException.class,
         () -> r.future.get(30, TimeUnit.SECONDS));
     return e.getCause();
@@ -62,7 +63,7 @@ class TcpTransportTest {
     TransportChannel ch = client.connect(server.localAddress());
     Random rnd = new Random(2);
     int n = 200; // under maxReadsInFlightPerPeer, so one batch
-    List<TcpTestSupport.Result> results = TcpTestSupport.results(n);
+    List<ReadResult> results = TcpTestSupport.results(n);
     List<ReadRequest> batch = new ArrayList<>();
     int[][] spans = new int[n][];
     for (int i = 0; i < n; i++) {
@@ -86,7 +87,7 @@ class TcpTransportTest {
     byte[] content = randomBytes(10_000, 3);
     RegisteredRegion region = server.register(mapFile(dir, content));
     TransportChannel ch = client.connect(server.localAddress());
-    List<TcpTestSupport.Result> r = TcpTestSupport.results(2);
+    List<ReadResult> r = TcpTestSupport.results(2);
     ch.read(List.of(
         new ReadRequest(0, region.key() ^ 0x5a5a5a5a, 100, r.get(0), null),
         new ReadRequest(0, region.key(), 100, r.get(1), null)));
@@ -103,11 +104,11 @@ class TcpTransportTest {
         new java.util.concurrent.atomic.AtomicReference<>();
     RegisteredRegion region = server.register(mapFile(dir, content), problem::get);
     TransportChannel ch = client.connect(server.localAddress());
-    TcpTestSupport.Result ok = new TcpTestSupport.Result();
+    ReadResult ok = new ReadResult();
     ch.read(List.of(new ReadRequest(0, region.key(), 100, ok, null)));
     assertArrayEquals(Arrays.copyOf(content, 100), get(ok));
     problem.set("map output file x.data is 10 bytes, shorter than the 10000 registered");
-    TcpTestSupport.Result refused = new TcpTestSupport.Result();
+    ReadResult refused = new ReadResult();
     ch.read(List.of(new ReadRequest(0, region.key(), 100, refused, null)));
     assertTrue(failure(refused).getMessage().contains("shorter than the 10000 registered"));
     assertEquals(1, server.stats().readsRefused.get());
@@ -119,7 +120,7 @@ class TcpTransportTest {
     byte[] content = randomBytes(4096, 4);
     RegisteredRegion region = server.register(mapFile(dir, content));
     TransportChannel ch = client.connect(server.localAddress());
-    List<TcpTestSupport.Result> r = TcpTestSupport.results(4);
+    List<ReadResult> r = TcpTestSupport.results(4);
     ch.read(List.of(
         new ReadRequest(4000, region.key(), 97, r.get(0), null),           // past the end
         new ReadRequest(4096, region.key(), 1, r.get(1), null),            // at the end
@@ -137,14 +138,14 @@ class TcpTransportTest {
     MappedByteBuffer mapping = mapFile(dir, content);
     RegisteredRegion region = server.register(mapping);
     TransportChannel ch = client.connect(server.localAddress());
-    TcpTestSupport.Result before = new TcpTestSupport.Result();
+    ReadResult before = new ReadResult();
     ch.read(List.of(new ReadRequest(0, region.key(), 8192, before, null)));
     assertArrayEquals(content, get(before));
     server.deregister(region).get(10, TimeUnit.SECONDS);
     assertFalse(region.isLive());
     assertEquals(0, server.liveRegions());
     assertEquals(0, server.stats().bytesRegistered.get());
-    TcpTestSupport.Result after = new TcpTestSupport.Result();
+    ReadResult after = new ReadResult();
     ch.read(List.of(new ReadRequest(0, region.key(), 10, after, null)));
     assertTrue(failure(after).getMessage().contains("unknown or revoked"));
     // Idempotent.
@@ -161,7 +162,7 @@ class TcpTransportTest {
     RegisteredRegion region = server.register(mapFile(dir, content));
     TransportChannel ch = client.connect(server.localAddress());
     int n = 300;
-    List<TcpTestSupport.Result> r = TcpTestSupport.results(n);
+    List<ReadResult> r = TcpTestSupport.results(n);
     List<ReadRequest> batch = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       batch.add(new ReadRequest(i * 100, region.key(), 100, r.get(i), null));
@@ -178,12 +179,12 @@ class TcpTransportTest {
     byte[] content = randomBytes(1000, 7);
     RegisteredRegion region = server.register(mapFile(dir, content));
     TransportChannel ch = client.connect(server.localAddress());
-    List<TcpTestSupport.Result> r = TcpTestSupport.results(3);
+    List<ReadResult> r = TcpTestSupport.results(3);
     ch.read(List.of(
         new ReadRequest(10, region.key(), 50, r.get(0), null),
         new ReadRequest(10, region.key(), 50, r.get(1), null),
         new ReadRequest(10, region.key(), 50, r.get(2), null)));
-    for (TcpTestSupport.Result x : r) {
+    for (ReadResult x : r) {
       assertArrayEquals(Arrays.copyOfRange(content, 10, 60), get(x));
     }
     assertEquals(1, server.stats().readsServed.get());
@@ -224,7 +225,7 @@ class TcpTransportTest {
     // Exactly 1 GiB is the largest region: accepted, and its last byte reads back.
     RegisteredRegion max = server.register(sparseMapping(1L << 30, (byte) 0x3c));
     assertEquals(1L << 30, max.length());
-    TcpTestSupport.Result r = new TcpTestSupport.Result();
+    ReadResult r = new ReadResult();
     client.connect(server.localAddress())
         .read(List.of(new ReadRequest((1L << 30) - 2, max.key(), 2, r, null)));
     assertArrayEquals(new byte[] {0, 0x3c}, get(r));
