@@ -48,6 +48,7 @@ private[rdma] class RdmaShuffleReader[K, C](
   private def checkLocalOutputs(
       blocks: collection.Seq[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])]): Unit = {
     val local = SparkEnv.get.blockManager.blockManagerId
+    val checked = new java.util.HashSet[java.lang.Long]()
     for ((address, ids) <- blocks if address.executorId == local.executorId;
          (id, _, mapIndex) <- ids) {
       val (shuffleId, mapId, reduceId) = id match {
@@ -55,7 +56,8 @@ private[rdma] class RdmaShuffleReader[K, C](
         case b: ShuffleBlockBatchId => (b.shuffleId, b.mapId, b.startReduceId)
         case other => throw new IllegalStateException(s"not a shuffle block: $other")
       }
-      val problem = localIntegrity.apply(shuffleId, mapId)
+      // One stat per map output, not per block: a reader takes many blocks of one output.
+      val problem = if (checked.add(mapId)) localIntegrity.apply(shuffleId, mapId) else null
       if (problem != null) {
         throw new FetchFailedException(address, shuffleId, mapId, mapIndex, reduceId,
           s"local map output changed under its registration: $problem")
