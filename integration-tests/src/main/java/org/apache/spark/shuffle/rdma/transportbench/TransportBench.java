@@ -1,0 +1,372 @@
+package org.apache.spark.shuffle.rdma.transportbench;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.network.TransportContext;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.client.ChunkReceivedCallback;
+import org.apache.spark.network.client.RpcResponseCallback;
+import org.apache.spark.network.client.TransportClient;
+import org.apache.spark.network.client.TransportClientFactory;
+import org.apache.spark.network.server.NoOpRpcHandler;
+import org.apache.spark.network.util.MapConfigProvider;
+import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.TransportFactory;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.ReadCallback;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+
+/**
+ * Transport benchmark: one JVM serves a file, another fetches N blocks of one size from it,
+ * through (a) Spark's own block serving path (network-common, OpenBlocks-style stream of file
+ * segments, {@link SparkBlockServer}) or (b) the plugin's transport (tcp, or verbs where RDMA
+ * exists: the same one-sided reads of a registered mapping). Requests are grouped and kept
+ * in flight the way Spark's fetcher does by default (spark.reducer.maxSizeInFlight 48 MiB,
+ * requests of at most a fifth of it), and every block's first and last word are checked.
+ *
+ * <pre>
+ *   serve spark|plugin FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
+ *   fetch spark|plugin INFO_FILE SIZES BYTES_PER_SIZE
+ * </pre>
+ * fetch prints one CSV row per size: mode,size,blocks,bytes,seconds,clientCpuS,serverCpuS,
+ * requests (requests the client sent: RPCs plus chunk fetches for spark, reads for plugin).
+ */
+public final class TransportBench {
+  static final long MAX_IN_FLIGHT = 48L << 20;
+  static final long MAX_REQUEST = MAX_IN_FLIGHT / 5;
+
+  private TransportBench() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length >= 5 && args[0].equals("serve")) {
+      serve(args[1], new File(args[2]), Long.parseLong(args[3]), args[4],
+          Paths.get(args[5]), args.length > 6 ? args[6] : "tcp");
+    } else if (args.length == 5 && args[0].equals("fetch")) {
+      fetch(args[1], Paths.get(args[2]), args[3], Long.parseLong(args[4]), System.out);
+    } else {
+      System.err.println("usage: serve spark|plugin FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]"
+          + " | fetch spark|plugin INFO_FILE SIZES BYTES_PER_SIZE");
+      System.exit(2);
+    }
+  }
+
+  static TransportConf sparkConf() {
+    Map<String, String> m = new HashMap<>();
+    // One server and one client thread, as the plugin's tcp transport gets with one core.
+    m.put("spark.shuffle.io.serverThreads", "1");
+    m.put("spark.shuffle.io.clientThreads", "1");
+    return new TransportConf("shuffle", new MapConfigProvider(m));
+  }
+
+  static ShuffleTransport pluginTransport(String bindHost, String transport) throws IOException {
+    SparkConf conf = new SparkConf(false).set("spark.shuffle.rdma.transport", transport);
+    return TransportFactory.create(new TransportSettings(new RdmaShuffleConf(conf), bindHost,
+        null, "transport-bench", 1));
+  }
+
+  // ---- server -----------------------------------------------------------------------------
+
+  private static void serve(String mode, File file, long bytes, String bindHost, Path info,
+      String transport) throws Exception {
+    PatternFile.create(file, bytes);
+    long pid = ProcessHandle.current().pid();
+    String line;
+    AutoCloseable server;
+    if (mode.equals("spark")) {
+      SparkBlockServer s = new SparkBlockServer(sparkConf(), file, bindHost);
+      server = s;
+      line = pid + " " + bindHost + " " + s.port() + " 0 0 " + file.length();
+    } else {
+      ShuffleTransport t = pluginTransport(bindHost, transport);
+      server = t;
+      MappedByteBuffer map;
+      try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+        map = ch.map(t.registrationMapMode(), 0, file.length());
+      }
+      RegisteredRegion r = t.register(map);
+      line = pid + " " + t.localAddress().host() + " " + t.localAddress().port() + " "
+          + r.address() + " " + r.key() + " " + file.length();
+    }
+    Path tmp = info.resolveSibling(info.getFileName() + ".tmp");
+    Files.write(tmp, (line + "\n").getBytes(StandardCharsets.US_ASCII));
+    Files.move(tmp, info, StandardCopyOption.ATOMIC_MOVE);
+    // Serve until the harness kills this JVM; close on the way out.
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        server.close();
+      } catch (Exception ignored) {
+        // exiting anyway
+      }
+    }));
+    new CountDownLatch(1).await();
+  }
+
+  // ---- client -----------------------------------------------------------------------------
+
+  /** One block source; fetch() may return before the blocks arrive (sink is told). */
+  interface Source extends AutoCloseable {
+    void fetch(int size, int count, long first, RequestDone done);
+
+    long requests();
+  }
+
+  interface RequestDone {
+    void blocks(int ok, String problem);
+  }
+
+  private static void fetch(String mode, Path info, String sizes, long bytesPerSize,
+      PrintStream out) throws Exception {
+    String[] f = Files.readAllLines(info).get(0).trim().split(" ");
+    long serverPid = Long.parseLong(f[0]);
+    String host = f[1];
+    int port = Integer.parseInt(f[2]);
+    long fileLength = Long.parseLong(f[5]);
+    try (Source src = mode.equals("spark") ? new SparkSource(host, port, fileLength)
+        : new PluginSource(host, port, Long.parseLong(f[3]), Integer.parseInt(f[4]),
+            fileLength)) {
+      for (String s : sizes.split(",")) {
+        int size = (int) parseBytes(s);
+        // Warm-up: JIT, connections, page cache; not measured.
+        run(src, size, Math.max(4, (int) Math.min(4000, (bytesPerSize / 10) / size)),
+            fileLength);
+        int blocks = (int) Math.max(4, bytesPerSize / size);
+        long req0 = src.requests();
+        double c0 = ProcStat.cpuSeconds(ProcessHandle.current().pid());
+        double s0 = ProcStat.cpuSeconds(serverPid);
+        long t0 = System.nanoTime();
+        run(src, size, blocks, fileLength);
+        double secs = (System.nanoTime() - t0) / 1e9;
+        double c1 = ProcStat.cpuSeconds(ProcessHandle.current().pid());
+        double s1 = ProcStat.cpuSeconds(serverPid);
+        out.printf("%s,%d,%d,%d,%.4f,%.3f,%.3f,%d%n", mode, size, blocks, (long) blocks * size,
+            secs, c1 - c0, s1 - s0, src.requests() - req0);
+        out.flush();
+      }
+    }
+  }
+
+  /** Fetches {@code blocks} blocks in Spark-sized requests with Spark's in-flight bound. */
+  private static void run(Source src, int size, int blocks, long fileLength) throws Exception {
+    int perRequest = (int) Math.max(1, MAX_REQUEST / size);
+    long requestBytes = (long) perRequest * size;
+    int inFlight = (int) Math.max(1, MAX_IN_FLIGHT / requestBytes);
+    Semaphore window = new Semaphore(inFlight);
+    AtomicReference<String> problem = new AtomicReference<>();
+    int requests = (blocks + perRequest - 1) / perRequest;
+    CountDownLatch all = new CountDownLatch(requests);
+    long next = 0;
+    for (int r = 0; r < requests; r++) {
+      int count = (int) Math.min(perRequest, blocks - next);
+      window.acquire();
+      src.fetch(size, count, next, (ok, why) -> {
+        if (why != null) {
+          problem.compareAndSet(null, why);
+        }
+        window.release();
+        all.countDown();
+      });
+      next += count;
+    }
+    if (!all.await(10, TimeUnit.MINUTES)) {
+      throw new IllegalStateException("fetches did not finish in 10 minutes");
+    }
+    if (problem.get() != null) {
+      throw new IllegalStateException("wrong or failed block: " + problem.get());
+    }
+  }
+
+  /** Counts a request's blocks; reports once, when the last one is in. */
+  static final class RequestTally {
+    private final int count;
+    private final RequestDone done;
+    private final AtomicLong left;
+    private final AtomicReference<String> problem = new AtomicReference<>();
+
+    RequestTally(int count, RequestDone done) {
+      this.count = count;
+      this.done = done;
+      this.left = new AtomicLong(count);
+    }
+
+    void block(String why) {
+      if (why != null) {
+        problem.compareAndSet(null, why);
+      }
+      if (left.decrementAndGet() == 0) {
+        done.blocks(count, problem.get());
+      }
+    }
+  }
+
+  /** Spark's path: one open RPC per request, then a chunk fetch per block. */
+  static final class SparkSource implements Source {
+    private final TransportContext context;
+    private final TransportClientFactory factory;
+    private final TransportClient client;
+    private final AtomicLong requests = new AtomicLong();
+
+    private final long fileLength;
+
+    SparkSource(String host, int port, long fileLength) throws Exception {
+      this.fileLength = fileLength;
+      TransportConf conf = sparkConf();
+      context = new TransportContext(conf, new NoOpRpcHandler());
+      factory = context.createClientFactory();
+      client = factory.createClient(host, port);
+    }
+
+    @Override
+    public void fetch(int size, int count, long first, RequestDone done) {
+      ByteBuffer open = ByteBuffer.allocate(16).putInt(size).putInt(count).putLong(first);
+      open.flip();
+      requests.incrementAndGet();
+      RequestTally tally = new RequestTally(count, done);
+      client.sendRpc(open, new RpcResponseCallback() {
+        @Override
+        public void onSuccess(ByteBuffer response) {
+          long streamId = response.getLong(0);
+          for (int i = 0; i < count; i++) {
+            long offset = PatternFile.offsetOf(first + i, size, fileLength);
+            requests.incrementAndGet();
+            client.fetchChunk(streamId, i, new ChunkReceivedCallback() {
+              @Override
+              public void onSuccess(int chunkIndex, ManagedBuffer buffer) {
+                tally.block(checked(buffer, offset, size));
+              }
+
+              @Override
+              public void onFailure(int chunkIndex, Throwable e) {
+                tally.block("chunk " + chunkIndex + ": " + e);
+              }
+            });
+          }
+        }
+
+        @Override
+        public void onFailure(Throwable e) {
+          for (int i = 0; i < count; i++) {
+            tally.block("open: " + e);
+          }
+        }
+      });
+    }
+
+    @Override
+    public long requests() {
+      return requests.get();
+    }
+
+    @Override
+    public void close() {
+      client.close();
+      factory.close();
+      context.close();
+    }
+  }
+
+  /** The plugin's path: one one-sided read per block, a request's reads posted as a batch. */
+  static final class PluginSource implements Source {
+    private final ShuffleTransport transport;
+    private final TransportChannel channel;
+    private final long address;
+    private final int key;
+    private final long fileLength;
+    private final AtomicLong requests = new AtomicLong();
+
+    PluginSource(String host, int port, long address, int key, long fileLength)
+        throws IOException {
+      String transportName = System.getProperty("bench.transport", "tcp");
+      this.transport = pluginTransport(System.getProperty("bench.bind", "127.0.0.1"),
+          transportName);
+      this.channel = transport.connect(new PeerAddress(host, port));
+      this.address = address;
+      this.key = key;
+      this.fileLength = fileLength;
+    }
+
+    @Override
+    public void fetch(int size, int count, long first, RequestDone done) {
+      RequestTally tally = new RequestTally(count, done);
+      List<ReadRequest> batch = new ArrayList<>(count);
+      ReadCallback cb = new ReadCallback() {
+        @Override
+        public void onSuccess(ReadRequest r, ManagedBuffer data) {
+          long offset = (Long) r.attachment();
+          tally.block(checked(data, offset, size));
+        }
+
+        @Override
+        public void onFailure(ReadRequest r, Throwable cause) {
+          tally.block("read at " + r.attachment() + ": " + cause);
+        }
+      };
+      for (int i = 0; i < count; i++) {
+        long offset = PatternFile.offsetOf(first + i, size, fileLength);
+        batch.add(new ReadRequest(address + offset, key, size, cb, offset));
+      }
+      requests.addAndGet(count);
+      channel.read(batch);
+    }
+
+    @Override
+    public long requests() {
+      return requests.get();
+    }
+
+    @Override
+    public void close() {
+      transport.close();
+    }
+  }
+
+  /** Checks a received block (both paths own the buffer and release it after the callback). */
+  static String checked(ManagedBuffer buffer, long offset, int size) {
+    try {
+      return PatternFile.check(buffer.nioByteBuffer(), offset, size);
+    } catch (IOException e) {
+      return e.toString();
+    }
+  }
+
+  static long parseBytes(String s) {
+    String v = s.trim().toLowerCase();
+    long mult = 1;
+    if (v.endsWith("k")) {
+      mult = 1L << 10;
+    } else if (v.endsWith("m")) {
+      mult = 1L << 20;
+    } else if (v.endsWith("g")) {
+      mult = 1L << 30;
+    }
+    if (mult != 1) {
+      v = v.substring(0, v.length() - 1);
+    }
+    return Long.parseLong(v) * mult;
+  }
+}
