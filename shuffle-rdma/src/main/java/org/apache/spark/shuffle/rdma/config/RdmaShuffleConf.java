@@ -23,6 +23,7 @@ public final class RdmaShuffleConf {
   private final long regionSize;
   private final int maxReadsInFlightPerPeer;
   private final long maxReadSize;
+  private final long indexCacheSize;
   private final long readTimeoutMs;
   private final boolean allowUnencryptedRdma;
   private final long connectTimeoutMs;
@@ -43,6 +44,7 @@ public final class RdmaShuffleConf {
     this.regionSize = (Long) get(conf, RdmaConf.REGION_SIZE());
     this.maxReadsInFlightPerPeer = (Integer) get(conf, RdmaConf.MAX_READS_IN_FLIGHT_PER_PEER());
     this.maxReadSize = (Long) get(conf, RdmaConf.MAX_READ_SIZE());
+    this.indexCacheSize = (Long) get(conf, RdmaConf.INDEX_CACHE_SIZE());
     this.readTimeoutMs = (Long) get(conf, RdmaConf.READ_TIMEOUT());
     this.allowUnencryptedRdma = (Boolean) get(conf, RdmaConf.ALLOW_UNENCRYPTED_RDMA());
     this.connectTimeoutMs = (Long) get(conf, RdmaConf.CONNECT_TIMEOUT());
@@ -149,6 +151,11 @@ public final class RdmaShuffleConf {
   /** Longest single read; larger blocks are read in pieces. */
   public long maxReadSize() {
     return maxReadSize;
+  }
+
+  /** Bytes of map-output indexes a reducer executor keeps cached (0: none). */
+  public long indexCacheSize() {
+    return indexCacheSize;
   }
 
   public long readTimeoutMs() {
