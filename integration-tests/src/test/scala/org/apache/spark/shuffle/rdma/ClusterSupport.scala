@@ -52,7 +52,12 @@ object ClusterSupport {
     @volatile var remoteBytes = 0L
     @volatile var localBlocks = 0L
     @volatile var records = 0L
+    /** Successful map tasks: each wrote one map output a reducer executor may index. */
+    @volatile var mapTasks = 0L
     override def onTaskEnd(e: SparkListenerTaskEnd): Unit = synchronized {
+      if (e.taskType == "ShuffleMapTask" && e.reason == org.apache.spark.Success) {
+        mapTasks += 1
+      }
       if (e.taskMetrics != null) {
         val m = e.taskMetrics.shuffleReadMetrics
         remoteBlocks += m.remoteBlocksFetched
@@ -62,7 +67,7 @@ object ClusterSupport {
       }
     }
     def reset(): Unit = synchronized {
-      remoteBlocks = 0; remoteBytes = 0; localBlocks = 0; records = 0
+      remoteBlocks = 0; remoteBytes = 0; localBlocks = 0; records = 0; mapTasks = 0
     }
   }
 

@@ -54,7 +54,7 @@ final class ExecutorRuntime implements AutoCloseable {
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
-          env.blockManager().blockStoreClient());
+          env.blockManager().blockStoreClient(), conf.indexCacheSize());
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats, this::releaseUncommitted);
       this.metrics = RdmaMetricsSource.executor(this::stats);
@@ -101,6 +101,7 @@ final class ExecutorRuntime implements AutoCloseable {
 
   void unregisterShuffle(int shuffleId) {
     tables.forget(shuffleId);
+    client.forgetShuffle(shuffleId);
     await(registry.unregisterShuffle(shuffleId), "unregistering shuffle " + shuffleId);
   }
 

@@ -104,10 +104,18 @@ object ShuffleDemo {
     println(row("records read", sortM.records, rdmaM.records))
     println(row("fetch wait (ms)", sortM.fetchWaitMs, rdmaM.fetchWaitMs))
     val total = plugin.values.flatten.groupBy(_._1).map { case (k, vs) => k -> vs.map(_._2).sum }
-    Seq("reader.remoteBlocks", "reader.indexReads", "reader.dataReads", "transport.readsPosted",
+    Seq("reader.remoteBlocks", "reader.indexReads", "reader.dataReads", "reader.coalescedBlocks",
+      "reader.fetches", "reader.roundTrips", "reader.cachedFetches",
+      "reader.cachedFetchRoundTrips", "transport.readsPosted",
       "transport.readsCompleted", "transport.bytesRead", "transport.readsServed",
       "transport.bytesServed", "transport.readsRefused", "metadata.tableFetches")
       .foreach(k => println(f"  plugin $k%-30s ${total.getOrElse(k, 0L)}%14d"))
+
+    val reads = ReadFigures(total)
+    println(f"== READs per remote block: ${reads.readsPerBlock}%.3f (index ${reads.index} + " +
+      f"data ${reads.data} READs for ${reads.blocks} blocks); round trips per fetch: " +
+      f"${reads.roundTripsPerFetch}%.3f (${reads.fetches} fetches), per fully cached fetch: " +
+      f"${reads.roundTripsPerCachedFetch}%.3f (${reads.cachedFetches} fetches)")
 
     val same = sortResult == rdmaResult
     println(s"== correctness: results ${if (same) "EQUAL" else "DIFFER"} " +

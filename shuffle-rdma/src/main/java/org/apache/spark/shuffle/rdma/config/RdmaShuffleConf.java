@@ -137,6 +137,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.MAX_READ_SIZE());
   }
 
+  /** Bytes of map-output indexes a reducer executor keeps cached (0: none). */
+  public long indexCacheSize() {
+    return (Long) get(RdmaConf.INDEX_CACHE_SIZE());
+  }
+
   public long readTimeoutMs() {
     return (Long) get(RdmaConf.READ_TIMEOUT());
   }

@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -23,19 +26,22 @@ import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 
 /**
- * One fetchBlocks call against one executor, in two batched rounds of one-sided reads:
- * (1) for every block, the two index entries that bound it (one read of adjacent longs);
- * (2) for every block, its bytes, in the pieces {@link PiecePlan} gives (one when the block
- * fits the channel's largest read and one region; more for larger blocks and per region
- * boundary crossed).
+ * One fetchBlocks call against one executor. Each block's bounds come from its map output's
+ * index, cached per executor ({@link IndexCache}): when every index is cached the fetch is
+ * one batch of data READs (one round trip); otherwise the missing indexes are read first, one
+ * READ per map output, in one batch, and concurrent fetches of the same output share it.
+ * Then, as one batch, every block's bytes in the pieces {@link PiecePlan} gives (one when
+ * the block fits the channel's largest read and one region), except that adjacent blocks of
+ * one map output that together still fit one read are read by one READ and handed to Spark
+ * as slices of it ({@link BlockSlice}).
  *
  * <p>Where the bytes go follows Spark's fetcher: without a {@link DownloadFileManager} (the
  * request is under spark.network.maxRemoteBlockSizeFetchToMem) a one-piece block is handed
  * over as the transport's buffer and a larger one is assembled in memory; with one, every
  * block streams piece by piece, in order, into one of Spark's download files, with at most
  * {@link #DISK_WINDOW} of its pieces in flight, so a block of any size (also over 2 GiB)
- * never sits in memory whole. Each block ends exactly once, in success or failure, through
- * Spark's listener.
+ * never sits in memory whole (these blocks are not coalesced: each has its own file). Each
+ * block ends exactly once, in success or failure, through Spark's listener.
  */
 final class BlockFetch implements ReadCallback {
   private static final ManagedBuffer EMPTY = new NioManagedBuffer(ByteBuffer.allocate(0));
@@ -61,6 +67,8 @@ final class BlockFetch implements ReadCallback {
     DownloadFileWritableChannel out;
     OrderedPieceWriter writer;
     int nextToPost;
+    // Which output (first-appearance order in this fetch), for grouping adjacent blocks.
+    int output;
 
     Block(String blockId, int startReduce, int endReduce, MapOutputDescriptor descriptor,
         PeerAddress peer) {
@@ -87,95 +95,142 @@ final class BlockFetch implements ReadCallback {
     }
   }
 
+  /** Attachment of one READ covering adjacent blocks of one output, from {@code start}. */
+  private static final class Run {
+    final List<Block> blocks;
+    final long start;
+
+    Run(List<Block> blocks, long start) {
+      this.blocks = blocks;
+      this.start = start;
+    }
+  }
+
+  private static final Comparator<Block> BY_OUTPUT_THEN_START =
+      Comparator.<Block>comparingInt(b -> b.output).thenComparingLong(b -> b.start);
+
   private final List<Block> blocks;
   private final TransportChannel channel;
   private final BlockFetchingListener listener;
   private final DownloadFileManager downloads;
   private final TransportConf transportConf;
   private final ReaderStats stats;
-  private final AtomicInteger indexReadsLeft;
+  private final IndexCache indexes;
+  /** Blocks whose bounds are not yet known, plus one until start() has seen them all. */
+  private final AtomicInteger boundsLeft = new AtomicInteger(1);
+  private boolean cached;
 
   BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
-      DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats) {
+      DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
+      IndexCache indexes) {
     this.blocks = blocks;
     this.channel = channel;
     this.listener = listener;
     this.downloads = downloads;
     this.transportConf = transportConf;
     this.stats = stats;
-    this.indexReadsLeft = new AtomicInteger(blocks.size());
+    this.indexes = indexes;
   }
 
   void start() {
-    List<ReadRequest> batch = new ArrayList<>(blocks.size());
+    stats.fetches.incrementAndGet();
+    List<ReadRequest> indexBatch = new ArrayList<>();
+    List<CompletableFuture<long[]>> offsets = new ArrayList<>(blocks.size());
+    int maxRead = channel.maxReadLength();
+    boolean allCached = true;
+    MapOutputDescriptor last = null;
+    int outputs = -1;
     for (Block b : blocks) {
       MapOutputDescriptor d = b.descriptor;
       if (b.startReduce < 0 || b.endReduce > d.numPartitions() || b.startReduce >= b.endReduce) {
         fail(b, new IOException("block " + b.blockId + " asks for partitions ["
             + b.startReduce + ", " + b.endReduce + ") of a map output with "
             + d.numPartitions()));
-        indexReadsLeft.decrementAndGet();
+        offsets.add(null);
         continue;
       }
-      int length = 8 * (b.endReduce - b.startReduce + 1);
-      batch.add(new ReadRequest(d.indexEntryAddress(b.startReduce), d.indexKey(), length,
-          this, b));
+      // Spark lists an output's blocks together; a repeat elsewhere only splits a group.
+      if (d != last) {
+        outputs++;
+        last = d;
+      }
+      b.output = outputs;
+      CompletableFuture<long[]> f = indexes.offsets(d, maxRead, indexBatch);
+      allCached &= f.isDone() && !f.isCompletedExceptionally();
+      offsets.add(f);
     }
-    stats.indexReads.addAndGet(batch.size());
-    if (batch.isEmpty()) {
+    cached = allCached;
+    if (cached) {
+      stats.cachedFetches.incrementAndGet();
+    }
+    if (!indexBatch.isEmpty()) {
+      channel.read(indexBatch);
+    }
+    for (int i = 0; i < blocks.size(); i++) {
+      CompletableFuture<long[]> f = offsets.get(i);
+      if (f == null) {
+        continue;
+      }
+      Block b = blocks.get(i);
+      boundsLeft.incrementAndGet();
+      f.whenComplete((o, e) -> {
+        if (e != null) {
+          fail(b, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e);
+        } else {
+          bound(b, o);
+        }
+        boundDone();
+      });
+    }
+    boundDone();
+  }
+
+  private void bound(Block b, long[] offsets) {
+    long start = offsets[b.startReduce];
+    long end = offsets[b.endReduce];
+    long dataLength = b.descriptor.dataLength();
+    if (start < 0 || end < start || end > dataLength) {
+      fail(b, new IOException("corrupt index for " + b.blockId + ": [" + start + ", " + end
+          + ") outside data of " + dataLength + " bytes"));
       return;
     }
-    channel.read(batch);
+    b.start = start;
+    b.end = end;
+  }
+
+  private void boundDone() {
+    if (boundsLeft.decrementAndGet() == 0) {
+      readData();
+    }
   }
 
   @Override
   public void onSuccess(ReadRequest request, ManagedBuffer data) {
-    if (request.attachment() instanceof Block) {
-      onIndex((Block) request.attachment(), data);
+    Object a = request.attachment();
+    if (a instanceof Run) {
+      onRun((Run) a, data);
     } else {
-      onPiece((Piece) request.attachment(), data);
+      onPiece((Piece) a, data);
     }
   }
 
   @Override
   public void onFailure(ReadRequest request, Throwable cause) {
-    if (request.attachment() instanceof Block) {
-      Block b = (Block) request.attachment();
-      fail(b, cause);
-      indexDone();
-    } else {
-      fail(((Piece) request.attachment()).block, cause);
-    }
-  }
-
-  private void onIndex(Block b, ManagedBuffer data) {
-    try {
-      ByteBuffer entries = data.nioByteBuffer();
-      long start = entries.getLong(0);
-      long end = entries.getLong(entries.limit() - 8);
-      long dataLength = b.descriptor.dataLength();
-      if (start < 0 || end < start || end > dataLength) {
-        throw new IOException("corrupt index for " + b.blockId + ": [" + start + ", " + end
-            + ") outside data of " + dataLength + " bytes");
+    Object a = request.attachment();
+    if (a instanceof Run) {
+      for (Block b : ((Run) a).blocks) {
+        fail(b, cause);
       }
-      b.start = start;
-      b.end = end;
-    } catch (IOException | RuntimeException e) {
-      fail(b, e);
-    }
-    indexDone();
-  }
-
-  private void indexDone() {
-    if (indexReadsLeft.decrementAndGet() == 0) {
-      readData();
+    } else {
+      fail(((Piece) a).block, cause);
     }
   }
 
-  /** Round two: the pieces of every block whose bounds are known, as one batch. */
+  /** The data round: one batch with every block's READs, adjacent small blocks coalesced. */
   private void readData() {
     List<ReadRequest> batch = new ArrayList<>(blocks.size());
     int maxRead = channel.maxReadLength();
+    List<Block> inMemory = downloads == null ? new ArrayList<>(blocks.size()) : null;
     for (Block b : blocks) {
       if (b.finished.get()) {
         continue;
@@ -184,18 +239,95 @@ final class BlockFetch implements ReadCallback {
         deliver(b, EMPTY);
         continue;
       }
+      if (inMemory != null) {
+        inMemory.add(b);
+        continue;
+      }
       try {
         b.pieces = PiecePlan.plan(b.start, b.end, b.descriptor.regionSize(), maxRead);
-        if (downloads != null) {
-          startDownload(b, batch);
-        } else {
-          startInMemory(b, batch);
-        }
+        startDownload(b, batch);
       } catch (IOException | RuntimeException e) {
         fail(b, e);
       }
     }
-    post(batch);
+    if (inMemory != null) {
+      coalesce(inMemory, maxRead, batch);
+    }
+    int rounds = cached ? 0 : 1;
+    if (!batch.isEmpty()) {
+      post(batch);
+      rounds++;
+    }
+    stats.roundTrips.addAndGet(rounds);
+    if (cached) {
+      stats.cachedFetchRoundTrips.addAndGet(rounds);
+    }
+  }
+
+  /**
+   * Groups blocks of one output whose bytes follow each other into runs that one READ can
+   * cover (one region, at most {@code maxRead}); a run of one is read as before.
+   */
+  private void coalesce(List<Block> live, int maxRead, List<ReadRequest> batch) {
+    if (live.size() > 1) {
+      live.sort(BY_OUTPUT_THEN_START);
+    }
+    int i = 0;
+    while (i < live.size()) {
+      Block first = live.get(i);
+      long regionSize = first.descriptor.regionSize();
+      int j = i + 1;
+      long end = first.end;
+      while (j < live.size()) {
+        Block next = live.get(j);
+        if (next.output != first.output || next.start != end
+            || !oneRead(first.start, next.end, regionSize, maxRead)) {
+          break;
+        }
+        end = next.end;
+        j++;
+      }
+      if (j - i == 1) {
+        startInMemory(first, maxRead, batch);
+      } else {
+        List<Block> run = new ArrayList<>(live.subList(i, j));
+        stats.coalescedBlocks.addAndGet(run.size());
+        MapOutputDescriptor d = first.descriptor;
+        int region = (int) (first.start / regionSize);
+        batch.add(new ReadRequest(d.dataAddress(region) + first.start - region * regionSize,
+            d.dataKey(region), (int) (end - first.start), this, new Run(run, first.start)));
+      }
+      i = j;
+    }
+  }
+
+  /** Whether [start, end) is one READ: inside one region and no longer than maxRead. */
+  static boolean oneRead(long start, long end, long regionSize, int maxRead) {
+    return end - start <= maxRead && start / regionSize == (end - 1) / regionSize;
+  }
+
+  private void onRun(Run run, ManagedBuffer data) {
+    ByteBuffer whole;
+    try {
+      whole = data.nioByteBuffer();
+    } catch (IOException | RuntimeException e) {
+      for (Block b : run.blocks) {
+        fail(b, e);
+      }
+      return;
+    }
+    for (Block b : run.blocks) {
+      deliver(b, new BlockSlice(data, whole, (int) (b.start - run.start), (int) (b.end - b.start)));
+    }
+  }
+
+  private void startInMemory(Block b, int maxRead, List<ReadRequest> batch) {
+    try {
+      b.pieces = PiecePlan.plan(b.start, b.end, b.descriptor.regionSize(), maxRead);
+      startInMemory(b, batch);
+    } catch (IOException | RuntimeException e) {
+      fail(b, e);
+    }
   }
 
   private void startInMemory(Block b, List<ReadRequest> batch) throws IOException {

@@ -34,21 +34,29 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final TransportConf transportConf;
   private final BlockStoreClient fallback;
   private final ReaderStats stats = new ReaderStats();
+  private final IndexCache indexes;
 
   /**
    * @param fallback Spark's own client (the block manager's), for blocks that are not
    *     registered where Spark expects them; null to fail such blocks instead
+   * @param indexCacheBytes bound of the map-output index cache (spark.shuffle.rdma.indexCacheSize)
    */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
-      TransportConf transportConf, BlockStoreClient fallback) {
+      TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes) {
     this.transport = transport;
     this.tables = tables;
     this.transportConf = transportConf;
     this.fallback = fallback;
+    this.indexes = new IndexCache(indexCacheBytes, stats);
   }
 
   public ReaderStats stats() {
     return stats;
+  }
+
+  /** Drops the cached indexes of a shuffle Spark unregistered. */
+  public void forgetShuffle(int shuffleId) {
+    indexes.forget(shuffleId);
   }
 
   @Override
@@ -94,7 +102,8 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       }
       return;
     }
-    new BlockFetch(blocks, channel, listener, downloadFileManager, transportConf, stats).start();
+    new BlockFetch(blocks, channel, listener, downloadFileManager, transportConf, stats, indexes)
+        .start();
   }
 
   private void fetchUnregistered(String host, int port, String execId, List<String> ids,

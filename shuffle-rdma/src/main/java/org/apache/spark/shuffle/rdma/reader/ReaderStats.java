@@ -8,12 +8,29 @@ public final class ReaderStats {
   public final AtomicLong fetchCalls = new AtomicLong();
   public final AtomicLong remoteBlocks = new AtomicLong();
   public final AtomicLong remoteBytes = new AtomicLong();
+  /** READs of map-output indexes: one per output and executor while the cache holds it. */
   public final AtomicLong indexReads = new AtomicLong();
   public final AtomicLong dataReads = new AtomicLong();
   public final AtomicLong failedBlocks = new AtomicLong();
   public final AtomicLong blocksToDisk = new AtomicLong();
   /** Blocks with no registration where Spark expects them, fetched by Spark's own client. */
   public final AtomicLong fallbackBlocks = new AtomicLong();
+  /** Fetches that read through the transport (one per fetchBlocks call with such blocks). */
+  public final AtomicLong fetches = new AtomicLong();
+  /**
+   * Dependent rounds of those fetches: 1 for waiting on index loads (when any index was not
+   * cached), plus 1 per batch of data READs posted at once (pieces of large blocks streaming
+   * to disk, posted as earlier ones complete, are not rounds).
+   */
+  public final AtomicLong roundTrips = new AtomicLong();
+  /** Fetches whose every index was cached when they started, and their rounds. */
+  public final AtomicLong cachedFetches = new AtomicLong();
+  public final AtomicLong cachedFetchRoundTrips = new AtomicLong();
+  /** Blocks delivered as a slice of one READ shared with adjacent blocks. */
+  public final AtomicLong coalescedBlocks = new AtomicLong();
+  public final AtomicLong indexCacheEvictions = new AtomicLong();
+  /** Gauge: bytes the index cache holds now. */
+  public final AtomicLong indexCacheBytes = new AtomicLong();
 
   public void addTo(Map<String, Long> m) {
     m.put("reader.fetchCalls", fetchCalls.get());
@@ -24,5 +41,12 @@ public final class ReaderStats {
     m.put("reader.failedBlocks", failedBlocks.get());
     m.put("reader.blocksToDisk", blocksToDisk.get());
     m.put("reader.fallbackBlocks", fallbackBlocks.get());
+    m.put("reader.fetches", fetches.get());
+    m.put("reader.roundTrips", roundTrips.get());
+    m.put("reader.cachedFetches", cachedFetches.get());
+    m.put("reader.cachedFetchRoundTrips", cachedFetchRoundTrips.get());
+    m.put("reader.coalescedBlocks", coalescedBlocks.get());
+    m.put("reader.indexCacheEvictions", indexCacheEvictions.get());
+    m.put("reader.indexCacheBytes", indexCacheBytes.get());
   }
 }

@@ -185,6 +185,19 @@ object RdmaConf {
     .checkValues(Set("auto", "true", "false"))
     .createWithDefault("auto"))
 
+  val INDEX_CACHE_SIZE: ConfigEntry[Long] = define(ConfigBuilder(PREFIX + "indexCacheSize")
+    .doc("Heap one executor spends on cached map-output indexes (each (partitions + 1) x 8 " +
+      "bytes plus 64 per entry). A reducer reads a map output's whole index in one READ the " +
+      "first time any task of the executor touches that output, then reads each block with " +
+      "one READ. Past this bound the least recently used indexes are dropped (a dropped index " +
+      "is read again when needed). 32m holds the indexes of about 4,000 outputs of 1,000 " +
+      "partitions or 20,000 of 200. 0 disables caching: each fetch then reads the indexes it " +
+      "needs, one READ per map output.")
+    .version(V)
+    .bytesConf(ByteUnit.BYTE)
+    .checkValue(v => v >= 0 && v <= (1L << 34), "must be in [0, 16g]")
+    .createWithDefaultString("32m"))
+
   /** Every key, in definition order (docs/configuration.md lists them in this order). */
   val ALL: Seq[ConfigEntry[_]] = defined.toList
 }

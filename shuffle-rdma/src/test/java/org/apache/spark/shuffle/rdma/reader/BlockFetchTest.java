@@ -190,7 +190,8 @@ class BlockFetchTest {
           server.localAddress()));
     }
     Outcomes out = new Outcomes(blocks.size());
-    new BlockFetch(blocks, ch, out, downloads, transportConf, stats).start();
+    new BlockFetch(blocks, ch, out, downloads, transportConf, stats,
+        new IndexCache(1 << 20, stats)).start();
     out.all.get(30, TimeUnit.SECONDS);
     return out;
   }

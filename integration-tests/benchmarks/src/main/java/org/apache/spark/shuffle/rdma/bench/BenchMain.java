@@ -189,16 +189,60 @@ public final class BenchMain {
           r.executorPids, r.p(50), r.p(99), pluginLine(r)));
       sc.removeSparkListener(metrics);
       checkPlugin(manager, r.totals.remoteBlocks, r.plugin, "shuffle rep " + rep, true);
+      if (!manager.equals("sort")) {
+        checkReadPath("shuffle job under " + manager + " rep " + rep, r.plugin);
+      }
       return r;
     }
   }
 
   static String pluginLine(ShuffleRun r) {
     if (r.plugin.isEmpty()) return "";
-    return String.format("; plugin: %d remote blocks, %d index reads, %d data reads",
+    return String.format("; plugin: %d remote blocks, %d index reads, %d data reads, "
+            + "READs per remote block %.3f, round trips per fetch %.3f (per fully cached "
+            + "fetch %.3f)",
         r.plugin.getOrDefault("reader.remoteBlocks", 0L),
         r.plugin.getOrDefault("reader.indexReads", 0L),
-        r.plugin.getOrDefault("reader.dataReads", 0L));
+        r.plugin.getOrDefault("reader.dataReads", 0L), readsPerBlock(r.plugin),
+        ratio(r.plugin, "reader.roundTrips", "reader.fetches"),
+        ratio(r.plugin, "reader.cachedFetchRoundTrips", "reader.cachedFetches"));
+  }
+
+  /** Target of the read path on the shuffle job (issue 13): at most this many READs a block. */
+  static final double MAX_READS_PER_BLOCK = 1.1;
+
+  /** (index READs + data READs) / remote blocks; 0 without blocks. */
+  static double readsPerBlock(Map<String, Long> plugin) {
+    long blocks = plugin.getOrDefault("reader.remoteBlocks", 0L);
+    return blocks == 0 ? 0 : (plugin.getOrDefault("reader.indexReads", 0L)
+        + plugin.getOrDefault("reader.dataReads", 0L)) / (double) blocks;
+  }
+
+  static double ratio(Map<String, Long> plugin, String num, String den) {
+    long d = plugin.getOrDefault(den, 0L);
+    return d == 0 ? 0 : plugin.getOrDefault(num, 0L) / (double) d;
+  }
+
+  /**
+   * The shuffle job's read path does what it was built to: at most {@link
+   * #MAX_READS_PER_BLOCK} READs per remote block (each index read once per executor and
+   * output, one READ per block), and every fetch whose indexes were cached in one round trip.
+   */
+  void checkReadPath(String what, Map<String, Long> plugin) {
+    double perBlock = readsPerBlock(plugin);
+    if (perBlock > MAX_READS_PER_BLOCK) {
+      results.errors.add(String.format("%s: %.3f READs per remote block (index %d + data %d "
+              + "for %d blocks), over the target %.1f", what, perBlock,
+          plugin.getOrDefault("reader.indexReads", 0L),
+          plugin.getOrDefault("reader.dataReads", 0L),
+          plugin.getOrDefault("reader.remoteBlocks", 0L), MAX_READS_PER_BLOCK));
+    }
+    long cached = plugin.getOrDefault("reader.cachedFetches", 0L);
+    long cachedRounds = plugin.getOrDefault("reader.cachedFetchRoundTrips", 0L);
+    if (cached == 0 || cachedRounds != cached) {
+      results.errors.add(String.format("%s: %d fully cached fetches took %d round trips "
+          + "(one each expected, and some expected)", what, cached, cachedRounds));
+    }
   }
 
   /**

@@ -80,18 +80,25 @@ final class Report {
         ShuffleJob.VALUE_BYTES, o.maps, o.reduces, o.reps));
     md.append("| manager | rep | job s | read stages s | shuffle read GB | remote % | GB/s "
         + "| read-stage CPU s | process CPU s | CPU s/GB (read stages) | CPU s/GB (processes) "
-        + "| fetch wait p50 ms | p99 ms | plugin remote blocks | index reads | data reads |\n");
-    md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        + "| fetch wait p50 ms | p99 ms | plugin remote blocks | index reads | data reads "
+        + "| READs per remote block | round trips per fetch (fully cached) |\n");
+    md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+        + "|---:|---:|\n");
     StringBuilder csv = new StringBuilder("manager,rep,records,job_ms,read_stage_ms,read_bytes,"
         + "remote_bytes,write_bytes,read_stage_cpu_ns,process_cpu_s,fetch_wait_p50_ms,"
         + "fetch_wait_p99_ms,remote_blocks,local_blocks,plugin_remote_blocks,digest\n");
     for (ShuffleRun s : r.shuffleRuns) {
       md.append(String.format("| %s | %d | %.1f | %.1f | %.3f | %.0f | %.3f | %.1f | %.1f | %.2f "
-              + "| %.2f | %d | %d | %s | %s | %s |%n", s.manager, s.rep, s.jobWallMs / 1e3,
+              + "| %.2f | %d | %d | %s | %s | %s | %s | %s |%n", s.manager, s.rep,
+          s.jobWallMs / 1e3,
           s.readS(), s.readGb(), 100.0 * s.totals.remoteBytes / Math.max(1, s.totals.readBytes),
           s.gbPerS(), s.totals.readCpuNs / 1e9, s.procCpuS, s.readCpuPerGb(), s.procCpuPerGb(),
           s.p(50), s.p(99), pl(s, "reader.remoteBlocks"), pl(s, "reader.indexReads"),
-          pl(s, "reader.dataReads")));
+          pl(s, "reader.dataReads"), s.manager.equals("sort") ? "-" : String.format("%.3f",
+              BenchMain.readsPerBlock(s.plugin)), s.manager.equals("sort") ? "-"
+              : String.format("%.3f (%.3f)", BenchMain.ratio(s.plugin, "reader.roundTrips",
+                  "reader.fetches"), BenchMain.ratio(s.plugin, "reader.cachedFetchRoundTrips",
+                  "reader.cachedFetches"))));
       csv.append(String.join(",", s.manager, "" + s.rep, "" + s.records, "" + s.jobWallMs,
           "" + s.totals.readWallMs, "" + s.totals.readBytes, "" + s.totals.remoteBytes,
           "" + s.totals.writeBytes, "" + s.totals.readCpuNs, String.format("%.2f", s.procCpuS),

@@ -1,0 +1,239 @@
+package org.apache.spark.shuffle.rdma.reader;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.ReadCallback;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+
+/**
+ * The partition offsets of map outputs this executor's reducers have read, shared by all its
+ * tasks. The first fetch that needs an output reads its whole index (numPartitions + 1 longs)
+ * in one READ; every later block of that output needs only its data READ.
+ *
+ * <p>Entries are keyed by the registration ({@link Key}: executor, shuffle, map id, index
+ * address and key, data length), so an output that is recomputed or registered again is a new
+ * key and never meets the offsets of the old one. Concurrent fetches of one output share one
+ * in-flight load. A failed load is not kept: the blocks waiting on it fail and the next fetch
+ * reads the index again. Bounded by {@code capacity} bytes ((partitions + 1) * 8 plus
+ * {@link #ENTRY_OVERHEAD} per entry): past it, the least recently used loaded entries go.
+ * Entries of a shuffle go with {@link #forget}.
+ */
+final class IndexCache {
+  /** Heap an entry costs beyond its offsets: key, map node, array header. */
+  static final int ENTRY_OVERHEAD = 64;
+
+  /** Identity of one registration of one map output's index. */
+  static final class Key {
+    final String executorId;
+    final int shuffleId;
+    final long mapId;
+    final long indexAddress;
+    final int indexKey;
+    final long dataLength;
+    final int numPartitions;
+
+    Key(MapOutputDescriptor d) {
+      this.executorId = d.executorId();
+      this.shuffleId = d.shuffleId();
+      this.mapId = d.mapId();
+      this.indexAddress = d.indexAddress();
+      this.indexKey = d.indexKey();
+      this.dataLength = d.dataLength();
+      this.numPartitions = d.numPartitions();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof Key)) {
+        return false;
+      }
+      Key k = (Key) o;
+      return shuffleId == k.shuffleId && mapId == k.mapId && indexAddress == k.indexAddress
+          && indexKey == k.indexKey && dataLength == k.dataLength
+          && numPartitions == k.numPartitions && executorId.equals(k.executorId);
+    }
+
+    @Override
+    public int hashCode() {
+      int h = Long.hashCode(mapId);
+      h = 31 * h + shuffleId;
+      h = 31 * h + Long.hashCode(indexAddress);
+      h = 31 * h + indexKey;
+      h = 31 * h + executorId.hashCode();
+      return h;
+    }
+  }
+
+  /** One output's offsets: loading (weight 0) until its READs complete. */
+  private final class Entry implements ReadCallback {
+    final Key key;
+    final long dataLength;
+    final CompletableFuture<long[]> offsets = new CompletableFuture<>();
+    final ByteBuffer assembly; // null when the index is one READ
+    final AtomicInteger piecesLeft;
+    long weight; // guarded by the cache
+
+    Entry(Key key, long dataLength, int length, int pieces) {
+      this.key = key;
+      this.dataLength = dataLength;
+      this.assembly = pieces > 1 ? ByteBuffer.allocate(length) : null;
+      this.piecesLeft = new AtomicInteger(pieces);
+    }
+
+    @Override
+    public void onSuccess(ReadRequest request, ManagedBuffer data) {
+      try {
+        ByteBuffer bytes = data.nioByteBuffer();
+        if (assembly == null) {
+          loaded(this, parse(bytes, key.numPartitions, dataLength));
+          return;
+        }
+        ByteBuffer dst = assembly.duplicate();
+        dst.position((Integer) request.attachment());
+        dst.put(bytes);
+        if (piecesLeft.decrementAndGet() == 0) {
+          loaded(this, parse(assembly.duplicate(), key.numPartitions, dataLength));
+        }
+      } catch (IOException | RuntimeException e) {
+        failed(this, e);
+      }
+    }
+
+    @Override
+    public void onFailure(ReadRequest request, Throwable cause) {
+      failed(this, cause);
+    }
+  }
+
+  private final long capacity;
+  private final ReaderStats stats;
+  // Access order: iteration starts at the least recently used entry.
+  private final LinkedHashMap<Key, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
+  private long bytes;
+
+  IndexCache(long capacity, ReaderStats stats) {
+    if (capacity < 0) {
+      throw new IllegalArgumentException("capacity " + capacity);
+    }
+    this.capacity = capacity;
+    this.stats = stats;
+  }
+
+  /**
+   * The offsets of {@code d}'s output: done when cached; else a load, shared with concurrent
+   * callers. When this call starts the load it adds the index READs to {@code batch}, which
+   * the caller posts.
+   */
+  CompletableFuture<long[]> offsets(MapOutputDescriptor d, int maxRead, List<ReadRequest> batch) {
+    Key key = new Key(d);
+    Entry e;
+    synchronized (this) {
+      e = entries.get(key);
+      if (e != null) {
+        return e.offsets;
+      }
+      long length = 8L * (d.numPartitions() + 1L);
+      if (length > Integer.MAX_VALUE - 16) {
+        CompletableFuture<long[]> f = new CompletableFuture<>();
+        f.completeExceptionally(new IOException("index of " + d + " is " + length
+            + " bytes, more than one buffer holds"));
+        return f;
+      }
+      int pieces = (int) ((length + maxRead - 1) / maxRead);
+      e = new Entry(key, d.dataLength(), (int) length, pieces);
+      entries.put(key, e);
+      for (int at = 0; at < length; at += maxRead) {
+        int len = (int) Math.min(maxRead, length - at);
+        batch.add(new ReadRequest(d.indexAddress() + at, d.indexKey(), len, e, at));
+      }
+      stats.indexReads.addAndGet(pieces);
+    }
+    return e.offsets;
+  }
+
+  /** Drops every entry of the shuffle (loads in flight still answer their waiters). */
+  synchronized void forget(int shuffleId) {
+    Iterator<Entry> it = entries.values().iterator();
+    while (it.hasNext()) {
+      Entry e = it.next();
+      if (e.key.shuffleId == shuffleId) {
+        bytes -= e.weight;
+        it.remove();
+      }
+    }
+    stats.indexCacheBytes.set(bytes);
+  }
+
+  synchronized long bytes() {
+    return bytes;
+  }
+
+  synchronized int size() {
+    return entries.size();
+  }
+
+  private void loaded(Entry e, long[] offsets) {
+    synchronized (this) {
+      // Not kept if forgotten meanwhile (the shuffle went) or larger than the whole cache.
+      if (entries.get(e.key) == e) {
+        e.weight = 8L * offsets.length + ENTRY_OVERHEAD;
+        bytes += e.weight;
+        evict();
+      }
+    }
+    e.offsets.complete(offsets);
+  }
+
+  private void failed(Entry e, Throwable cause) {
+    synchronized (this) {
+      if (entries.get(e.key) == e) {
+        entries.remove(e.key);
+      }
+    }
+    e.offsets.completeExceptionally(cause);
+  }
+
+  /** Least recently used loaded entries first, until the bytes fit; loads are never dropped. */
+  private void evict() {
+    Iterator<Map.Entry<Key, Entry>> it = entries.entrySet().iterator();
+    while (bytes > capacity && it.hasNext()) {
+      Entry e = it.next().getValue();
+      if (e.weight > 0) {
+        bytes -= e.weight;
+        it.remove();
+        stats.indexCacheEvictions.incrementAndGet();
+      }
+    }
+    stats.indexCacheBytes.set(bytes);
+  }
+
+  /** Spark's index: big-endian offsets from 0, never decreasing, ending inside the data. */
+  static long[] parse(ByteBuffer b, int numPartitions, long dataLength) throws IOException {
+    if (b.remaining() != 8 * (numPartitions + 1)) {
+      throw new IOException("index of " + b.remaining() + " bytes for " + numPartitions
+          + " partitions");
+    }
+    long[] offsets = new long[numPartitions + 1];
+    int at = b.position();
+    long previous = 0;
+    for (int i = 0; i <= numPartitions; i++) {
+      long o = b.getLong(at + 8 * i);
+      if (o < previous || o > dataLength) {
+        throw new IOException("corrupt index: offset " + i + " is " + o + " (previous "
+            + previous + ", data " + dataLength + " bytes)");
+      }
+      offsets[i] = o;
+      previous = o;
+    }
+    return offsets;
+  }
+}

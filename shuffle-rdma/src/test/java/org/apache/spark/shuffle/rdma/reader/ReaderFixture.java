@@ -1,0 +1,262 @@
+package org.apache.spark.shuffle.rdma.reader;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.shuffle.BlockFetchingListener;
+import org.apache.spark.network.util.MapConfigProvider;
+import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.TransportChannel;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
+
+/**
+ * Two real tcp transports on loopback (a mapper serving registered files, a reducer reading
+ * them) and real map outputs: index and data files written, mmapped and registered in
+ * regions of a chosen size, as MapOutputRegistry does. The reducer's channel is wrapped to
+ * record every batch (what one fetch posted at once) and, on demand, to hold index READs.
+ */
+final class ReaderFixture implements AutoCloseable {
+  final int maxRead;
+  final long regionSize;
+  final File dir;
+  final TcpTransport server;
+  final TcpTransport client;
+  final RecordingChannel channel;
+  final TransportConf transportConf = new TransportConf("shuffle", MapConfigProvider.EMPTY);
+  private int files;
+
+  /** A registered map output and the bytes it holds. */
+  static final class Output {
+    final MapOutputDescriptor descriptor;
+    final int[] sizes;
+    final byte[] data;
+    final RegisteredRegion index;
+    final List<RegisteredRegion> regions;
+
+    Output(MapOutputDescriptor descriptor, int[] sizes, byte[] data, RegisteredRegion index,
+        List<RegisteredRegion> regions) {
+      this.descriptor = descriptor;
+      this.sizes = sizes;
+      this.data = data;
+      this.index = index;
+      this.regions = regions;
+    }
+
+    long offset(int partition) {
+      return Arrays.stream(sizes, 0, partition).asLongStream().sum();
+    }
+
+    byte[] bytes(int start, int end) {
+      return Arrays.copyOfRange(data, (int) offset(start), (int) offset(end));
+    }
+  }
+
+  ReaderFixture(File dir, int maxRead, long regionSize) throws IOException {
+    this.dir = dir;
+    this.maxRead = maxRead;
+    this.regionSize = regionSize;
+    this.server = transport(maxRead);
+    this.client = transport(maxRead);
+    this.channel = new RecordingChannel(client.connect(server.localAddress()));
+  }
+
+  private static TcpTransport transport(int maxRead) throws IOException {
+    SparkConf conf = new SparkConf(false).set("spark.app.id", "app-test")
+        .set("spark.shuffle.rdma.maxReadSize", String.valueOf(maxRead));
+    return new TcpTransport(new TransportSettings(new RdmaShuffleConf(conf), "127.0.0.1", null,
+        "app-test", 1));
+  }
+
+  /** Writes, maps and registers a map output with these partition sizes. */
+  Output register(int shuffleId, long mapId, int[] sizes, long seed) throws IOException {
+    int total = Arrays.stream(sizes).sum();
+    byte[] data = new byte[total];
+    new Random(seed).nextBytes(data);
+    ByteBuffer index = ByteBuffer.allocate(8 * (sizes.length + 1));
+    long off = 0;
+    index.putLong(off);
+    for (int s : sizes) {
+      off += s;
+      index.putLong(off);
+    }
+    RegisteredRegion indexRegion = server.register(map(index.array()));
+    MappedByteBuffer dataMap = map(data);
+    int regions = (int) ((total + regionSize - 1) / regionSize);
+    long[] addresses = new long[regions];
+    int[] keys = new int[regions];
+    List<RegisteredRegion> registered = new ArrayList<>();
+    for (int r = 0; r < regions; r++) {
+      ByteBuffer slice = dataMap.duplicate();
+      slice.position((int) (r * regionSize)).limit((int) Math.min(total, (r + 1) * regionSize));
+      RegisteredRegion region = server.register(slice.slice());
+      registered.add(region);
+      addresses[r] = region.address();
+      keys[r] = region.key();
+    }
+    MapOutputDescriptor d = new MapOutputDescriptor(shuffleId, mapId, "exec-1", sizes.length,
+        indexRegion.address(), indexRegion.key(), total, regionSize, addresses, keys);
+    return new Output(d, sizes, data, indexRegion, registered);
+  }
+
+  /** Revokes every registration of the output. */
+  void deregister(Output o) throws Exception {
+    server.deregister(o.index).get(10, TimeUnit.SECONDS);
+    for (RegisteredRegion r : o.regions) {
+      server.deregister(r).get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private MappedByteBuffer map(byte[] content) throws IOException {
+    File f = new File(dir, "file-" + (files++));
+    Files.write(f.toPath(), content);
+    try (FileChannel ch = FileChannel.open(f.toPath(), StandardOpenOption.READ)) {
+      return ch.map(FileChannel.MapMode.READ_ONLY, 0, content.length);
+    }
+  }
+
+  static BlockFetch.Block block(Output o, int start, int end) {
+    return new BlockFetch.Block(id(o, start, end), start, end, o.descriptor,
+        new PeerAddress("127.0.0.1", 1));
+  }
+
+  static String id(Output o, int start, int end) {
+    return "m" + o.descriptor.mapId() + "-" + start + "-" + end;
+  }
+
+  /** Starts a fetch of these blocks (in memory, as under maxRemoteBlockSizeFetchToMem). */
+  Outcomes start(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks) {
+    Outcomes out = new Outcomes(blocks.size());
+    new BlockFetch(blocks, channel, out, null, transportConf, stats, cache).start();
+    return out;
+  }
+
+  Outcomes fetch(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks)
+      throws Exception {
+    Outcomes out = start(cache, stats, blocks);
+    out.all.get(30, TimeUnit.SECONDS);
+    return out;
+  }
+
+  @Override
+  public void close() {
+    client.close();
+    server.close();
+  }
+
+  /** Outcomes by block id: the bytes (copied at once) and the buffer's class, or the error. */
+  static final class Outcomes implements BlockFetchingListener {
+    final Map<String, byte[]> bytes = new ConcurrentHashMap<>();
+    final Map<String, Throwable> failures = new ConcurrentHashMap<>();
+    final CompletableFuture<Void> all = new CompletableFuture<>();
+    final int expected;
+
+    Outcomes(int expected) {
+      this.expected = expected;
+    }
+
+    @Override
+    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
+      try {
+        ByteBuffer b = data.nioByteBuffer();
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        if (out.length != data.size()) {
+          throw new IOException("size " + data.size() + " but " + out.length + " bytes");
+        }
+        bytes.put(blockId, out);
+      } catch (IOException e) {
+        failures.put(blockId, e);
+      }
+      done();
+    }
+
+    @Override
+    public void onBlockFetchFailure(String blockId, Throwable e) {
+      failures.put(blockId, e);
+      done();
+    }
+
+    private synchronized void done() {
+      if (bytes.size() + failures.size() == expected) {
+        all.complete(null);
+      }
+    }
+  }
+
+  /** The real channel, recording each batch's read lengths; can hold matching batches. */
+  static final class RecordingChannel implements TransportChannel {
+    final TransportChannel real;
+    final List<int[]> batches = new CopyOnWriteArrayList<>();
+    private final List<List<ReadRequest>> held = new ArrayList<>();
+    private Predicate<ReadRequest> hold = r -> false;
+
+    RecordingChannel(TransportChannel real) {
+      this.real = real;
+    }
+
+    /** Holds every later batch whose first read matches, until {@link #releaseHeld}. */
+    synchronized void holdWhere(Predicate<ReadRequest> p) {
+      hold = p;
+    }
+
+    void releaseHeld() {
+      List<List<ReadRequest>> go;
+      synchronized (this) {
+        hold = r -> false;
+        go = new ArrayList<>(held);
+        held.clear();
+      }
+      go.forEach(real::read);
+    }
+
+    @Override
+    public PeerAddress peer() {
+      return real.peer();
+    }
+
+    @Override
+    public void read(List<ReadRequest> batch) {
+      batches.add(batch.stream().mapToInt(ReadRequest::length).toArray());
+      synchronized (this) {
+        if (!batch.isEmpty() && hold.test(batch.get(0))) {
+          held.add(new ArrayList<>(batch));
+          return;
+        }
+      }
+      real.read(batch);
+    }
+
+    @Override
+    public int maxReadLength() {
+      return real.maxReadLength();
+    }
+
+    @Override
+    public boolean isActive() {
+      return real.isActive();
+    }
+  }
+}
