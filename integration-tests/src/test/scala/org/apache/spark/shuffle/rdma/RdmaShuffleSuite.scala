@@ -77,8 +77,8 @@ abstract class RdmaShuffleSuiteBase(serializer: Option[String]) extends AnyFunSu
       assert(delta("reader.indexReads") <= listener.mapTasks * executors,
         s"index READs ${delta("reader.indexReads")} for ${listener.mapTasks} map outputs " +
           s"and $executors executors")
-      // A fetch whose indexes were all cached is one round trip; any other at most two.
-      assert(delta("reader.cachedFetchRoundTrips") == delta("reader.cachedFetches"))
+      // A fetch whose indexes were all cached is at most one round trip; any other at most two.
+      assert(delta("reader.cachedFetchRoundTrips") <= delta("reader.cachedFetches"))
       assert(delta("reader.roundTrips") <= 2 * delta("reader.fetches"))
       assert(delta("transport.readsServed") ==
         delta("reader.indexReads") + delta("reader.dataReads"))

@@ -147,10 +147,10 @@ public final class TwoHostVerbsRun {
     long cachedFetches = get(total, "reader.cachedFetches");
     long cachedRounds = get(total, "reader.cachedFetchRoundTrips");
     checks.check("READs per block as designed", indexOk && data >= 1
-        && posted == index + data && completed == posted && cachedRounds == cachedFetches,
+        && posted == index + data && completed == posted && cachedRounds <= cachedFetches,
         String.format("blocks %d, index READs %d (per executor <= remote map outputs:%s), "
             + "data READs %d, posted %d (= index + data), completed %d; READs per "
-            + "block %.3f; fully cached fetches %d in %d round trips (one each)", plugin, index,
+            + "block %.3f; fully cached fetches %d in %d round trips (at most one each)", plugin, index,
             perExec, data, posted, completed, plugin == 0 ? 0.0 : (index + data)
             / (double) plugin, cachedFetches, cachedRounds));
     zero(checks, total, "transport.readsFailed");

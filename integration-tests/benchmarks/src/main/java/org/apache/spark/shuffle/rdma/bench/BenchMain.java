@@ -239,9 +239,9 @@ public final class BenchMain {
     }
     long cached = plugin.getOrDefault("reader.cachedFetches", 0L);
     long cachedRounds = plugin.getOrDefault("reader.cachedFetchRoundTrips", 0L);
-    if (cached == 0 || cachedRounds != cached) {
+    if (cached == 0 || cachedRounds > cached) {
       results.errors.add(String.format("%s: %d fully cached fetches took %d round trips "
-          + "(one each expected, and some expected)", what, cached, cachedRounds));
+          + "(at most one each expected, and some such fetches)", what, cached, cachedRounds));
     }
   }
 
