@@ -61,7 +61,9 @@ echo "-- server log"; tail -n 50 "$work/server.log"
 # JVM. readHostLocalDisk=false keeps Spark from reading a same-host peer's files directly, so
 # every remote block is an RDMA READ between executor JVMs. EXPECT_TRANSPORT=verbs makes the
 # demo fail unless every executor ran verbs (transport=verbs already refuses to fall back).
-phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records"
+# spark.authenticate is on here (the executors get the secret from Spark, so every verbs
+# connection between them is authenticated); the skewed job below runs without it.
+phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records, spark.authenticate on"
 mkdir -p "$work/spark-home/jars"
 export SPARK_HOME="$work/spark-home" SPARK_SCALA_VERSION=2.13 SPARK_LOCAL_IP="$GUEST_IP"
 export EXPECT_TRANSPORT=verbs
@@ -81,6 +83,8 @@ timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "
   --conf spark.shuffle.rdma.transport=verbs \
   --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
   --conf spark.shuffle.rdma.verbs.receivePoolSize=32m \
+  --conf spark.authenticate=true \
+  --conf spark.authenticate.secret="$secret" \
   --conf spark.shuffle.readHostLocalDisk=false \
   --conf spark.driver.host="$GUEST_IP" \
   --conf spark.ui.enabled=false \

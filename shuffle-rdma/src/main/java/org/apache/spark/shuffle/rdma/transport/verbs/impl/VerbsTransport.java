@@ -67,6 +67,8 @@ public final class VerbsTransport implements ShuffleTransport {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
   private static final int RESOLVE_TIMEOUT_MS = 2000;
   private static final int MIN_DEPTH = 16;
+  /** RC transport and RNR retry counts (the maximum, 7) for every connection. */
+  private static final int RETRY = 7;
 
   private final TransportSettings settings;
   private final TransportStats stats = new TransportStats();
@@ -528,12 +530,10 @@ public final class VerbsTransport implements ShuffleTransport {
     return ((NatObject) id).getObjId();
   }
 
-  private static final int RETRY = 7;
-
   static RdmaConnParam connParam() throws IOException {
     RdmaConnParam p = new RdmaConnParam();
-    p.setRetry_count((byte) 7);
-    p.setRnr_retry_count((byte) 7);
+    p.setRetry_count((byte) RETRY);
+    p.setRnr_retry_count((byte) RETRY);
     return p;
   }
 
