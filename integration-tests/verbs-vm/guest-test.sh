@@ -3,9 +3,11 @@
 # rxe0 ACTIVE). Env: RDMA_DEVICE (e.g. rxe0), GUEST_IP (the IPv4 of rxe0's netdev).
 # Payload layout (bin/make-verbs-vm-payload): this script, lib/*.jar (shuffle-rdma.jar + the
 # Spark runtime jars), app/demo.jar + app/log4j2-demo.properties, jvm-opens.
-# Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test, a Spark
-# job on local-cluster (separate executor JVMs) with spark.shuffle.rdma.transport=verbs, and
-# a skewed job (SkewDemo) whose blocks are larger than the receive pool.
+# Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test (with
+# spark.authenticate: a reader with a wrong secret is run first and must be rejected, read
+# nothing and be counted by the server), a Spark job on local-cluster (separate executor
+# JVMs) with spark.shuffle.rdma.transport=verbs, and a skewed job (SkewDemo) whose blocks are
+# larger than the receive pool.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${GUEST_IP:?GUEST_IP must be set}"
@@ -28,17 +30,30 @@ trap 'rm -rf "$work"; [[ -n "${server_pid:-}" ]] && kill "$server_pid" 2>/dev/nu
 phase "doctor"
 java "${fast_jvm[@]}" -jar "$here/lib/shuffle-rdma.jar" doctor || { echo "doctor reports verbs cannot run"; exit 1; }
 
-phase "verbs self-test: server and client JVMs on $GUEST_IP ($RDMA_DEVICE)"
-java "${java_opts[@]}" -cp "$cp" "$main" server "$GUEST_IP" 47470 "$work" > "$work/server.log" 2>&1 &
+phase "verbs self-test: server and client JVMs on $GUEST_IP ($RDMA_DEVICE), spark.authenticate on"
+# Server and client share the application secret; the intruder has another one.
+secret="selftest-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+VERBS_SELFTEST_SECRET="$secret" java "${java_opts[@]}" -cp "$cp" "$main" server "$GUEST_IP" 47470 "$work" > "$work/server.log" 2>&1 &
 server_pid=$!
 status=0
-VERBS_SELFTEST_ROUNDS=${VERBS_SELFTEST_ROUNDS:-4} timeout 900 java "${java_opts[@]}" -cp "$cp" "$main" client "$GUEST_IP" "$work" \
+# The intruder must be rejected on every attempt; it exits 1 if it ever connects.
+VERBS_SELFTEST_SECRET="wrong-$secret" timeout 300 java "${java_opts[@]}" -cp "$cp" "$main" intruder "$GUEST_IP" "$work" \
+  > "$work/intruder.log" 2>&1 || status=$?
+cat "$work/intruder.log"
+if [[ $status -ne 0 ]]; then
+  phase "wrong-secret reader was NOT refused as required (status $status)"
+  grep -h -E "INTRUDER|connectionsRejected|must" "$work/intruder.log" | while read -r l; do phase "  $l"; done
+  touch "$work/cmd-stop" "$work/cmd-reregister"
+  exit 1
+fi
+{ grep -E "attempt|rejected|: ok" "$work/intruder.log" -h || true; } | while read -r l; do phase "  $l"; done
+VERBS_SELFTEST_SECRET="$secret" VERBS_SELFTEST_ROUNDS=${VERBS_SELFTEST_ROUNDS:-4} timeout 900 java "${java_opts[@]}" -cp "$cp" "$main" client "$GUEST_IP" "$work" \
   > "$work/client.log" 2>&1 || status=$?
 cat "$work/client.log"
 wait "$server_pid" || status=$((status == 0 ? 1 : status))
 server_pid=
 echo "-- server log"; tail -n 50 "$work/server.log"
-{ grep -E "rounds|: ok|PASS|client stats|reads of at most|reads failed|pinned|map mode" "$work/client.log" "$work/server.log" -h || true; } | while read -r l; do phase "  $l"; done
+{ grep -E "rounds|: ok|PASS|client stats|reads of at most|reads failed|pinned|map mode|stopped cleanly" "$work/client.log" "$work/server.log" -h || true; } | while read -r l; do phase "  $l"; done
 [[ $status -eq 0 ]] || { phase "verbs self-test FAILED (status $status)"; exit "$status"; }
 
 # The Spark job: the README's demo (sort shuffle, then the RDMA manager, in one driver) on
@@ -46,7 +61,9 @@ echo "-- server log"; tail -n 50 "$work/server.log"
 # JVM. readHostLocalDisk=false keeps Spark from reading a same-host peer's files directly, so
 # every remote block is an RDMA READ between executor JVMs. EXPECT_TRANSPORT=verbs makes the
 # demo fail unless every executor ran verbs (transport=verbs already refuses to fall back).
-phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records"
+# spark.authenticate is on here (the executors get the secret from Spark, so every verbs
+# connection between them is authenticated); the skewed job below runs without it.
+phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records, spark.authenticate on"
 mkdir -p "$work/spark-home/jars"
 export SPARK_HOME="$work/spark-home" SPARK_SCALA_VERSION=2.13 SPARK_LOCAL_IP="$GUEST_IP"
 export EXPECT_TRANSPORT=verbs
@@ -66,6 +83,8 @@ timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "
   --conf spark.shuffle.rdma.transport=verbs \
   --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
   --conf spark.shuffle.rdma.verbs.receivePoolSize=32m \
+  --conf spark.authenticate=true \
+  --conf spark.authenticate.secret="$secret" \
   --conf spark.shuffle.readHostLocalDisk=false \
   --conf spark.driver.host="$GUEST_IP" \
   --conf spark.ui.enabled=false \

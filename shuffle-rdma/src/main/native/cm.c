@@ -14,6 +14,7 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "cm_private.h"
 #include "handles.h"
 #include "jni_util.h"
 
@@ -204,6 +205,7 @@ JNIEXPORT jint JNICALL JNI_FN(getCmEvent)(JNIEnv *env, jobject self, jlong chann
   *PTR(uint64_t, listen_out) =
       event->listen_id == NULL ? 0 : (uint64_t)(uintptr_t)event->listen_id->context;
   *PTR(uint64_t, id_out) = (uint64_t)id_handle;
+  cm_private_capture(event); /* before the ack frees the event's private data */
   rdma_ack_cm_event(event);
   return type;
 }
@@ -219,7 +221,7 @@ JNIEXPORT jint JNICALL JNI_FN(ackCmEvent)(JNIEnv *env, jobject self, jint event)
  * The Java API does not pass RDMA READ depths, yet READ needs them: let librdmacm use the
  * device maxima (RDMA_MAX_*), negotiated down to what the peer offers.
  */
-static void fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry) {
+void cm_fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry) {
   memset(param, 0, sizeof(*param));
   param->responder_resources = RDMA_MAX_RESP_RES;
   param->initiator_depth = RDMA_MAX_INIT_DEPTH;
@@ -235,7 +237,7 @@ JNIEXPORT void JNICALL JNI_FN(connect)(JNIEnv *env, jobject self, jlong id, jint
     return;
   }
   struct rdma_conn_param param;
-  fill_conn_param(&param, retry, rnr_retry);
+  cm_fill_conn_param(&param, retry, rnr_retry);
   if (private_data != 0 && private_len != 0) {
     param.private_data = PTR(void, private_data);
     param.private_data_len = (uint8_t)private_len;
@@ -253,7 +255,7 @@ JNIEXPORT void JNICALL JNI_FN(accept)(JNIEnv *env, jobject self, jlong id, jint 
     return;
   }
   struct rdma_conn_param param;
-  fill_conn_param(&param, retry, rnr_retry);
+  cm_fill_conn_param(&param, retry, rnr_retry);
   if (rdma_accept(cm_id, &param) != 0) {
     throw_io_errno(env, "rdma_accept", last_errno());
   }

@@ -26,6 +26,44 @@ static jboolean JNICALL fake_exception_check(JNIEnv *env) {
   return pending ? JNI_TRUE : JNI_FALSE;
 }
 
+static jsize JNICALL fake_array_length(JNIEnv *env, jarray array) {
+  (void)env;
+  return ((struct fake_byte_array *)array)->length;
+}
+
+/* Out-of-range regions record ArrayIndexOutOfBoundsException, as a JVM would throw. */
+static int fake_range_ok(struct fake_byte_array *a, jsize start, jsize len) {
+  if (start < 0 || len < 0 || start + len > a->length) {
+    snprintf(pending_class, sizeof(pending_class), "java/lang/ArrayIndexOutOfBoundsException");
+    snprintf(pending_message, sizeof(pending_message), "%d+%d of %d", start, len, a->length);
+    pending = 1;
+    return 0;
+  }
+  return 1;
+}
+
+static void JNICALL fake_get_bytes(JNIEnv *env, jbyteArray array, jsize start, jsize len,
+                                   jbyte *buf) {
+  (void)env;
+  struct fake_byte_array *a = (struct fake_byte_array *)array;
+  if (fake_range_ok(a, start, len)) {
+    memcpy(buf, a->data + start, (size_t)len);
+  }
+}
+
+static void JNICALL fake_set_bytes(JNIEnv *env, jbyteArray array, jsize start, jsize len,
+                                   const jbyte *buf) {
+  (void)env;
+  struct fake_byte_array *a = (struct fake_byte_array *)array;
+  if (fake_range_ok(a, start, len)) {
+    memcpy(a->data + start, buf, (size_t)len);
+  }
+}
+
+jbyteArray fake_byte_array(struct fake_byte_array *array) {
+  return (jbyteArray)array;
+}
+
 static struct JNINativeInterface_ table;
 static const struct JNINativeInterface_ *env_ptr;
 
@@ -34,6 +72,9 @@ JNIEnv *fake_env(void) {
   table.FindClass = fake_find_class;
   table.ThrowNew = fake_throw_new;
   table.ExceptionCheck = fake_exception_check;
+  table.GetArrayLength = fake_array_length;
+  table.GetByteArrayRegion = fake_get_bytes;
+  table.SetByteArrayRegion = fake_set_bytes;
   env_ptr = &table;
   return (JNIEnv *)&env_ptr;
 }

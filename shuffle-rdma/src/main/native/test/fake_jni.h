@@ -14,4 +14,11 @@ const char *fake_exception_message(void);
 int fake_exception_pending(void);
 void fake_exception_clear(void);
 
+/* A Java byte[] of the fake env: GetArrayLength and Get/SetByteArrayRegion work on it. */
+struct fake_byte_array {
+  jsize length;
+  jbyte *data;
+};
+jbyteArray fake_byte_array(struct fake_byte_array *array);
+
 #endif

@@ -26,6 +26,11 @@ public final class TransportStats {
   public final AtomicLong regionsRegistered = new AtomicLong();
   public final AtomicLong bytesRegistered = new AtomicLong();
   public final AtomicLong connectionsOpened = new AtomicLong();
+  /**
+   * Connections this executor refused because the peer did not authenticate (verbs with
+   * spark.authenticate: a request without a valid MAC, or a server reply without its proof).
+   */
+  public final AtomicLong connectionsRejected = new AtomicLong();
   /** Connections replaced because one read's error broke them (verbs: the RC QP). */
   public final AtomicLong reconnects = new AtomicLong();
   /**
@@ -59,6 +64,7 @@ public final class TransportStats {
     m.put("regionsRegistered", regionsRegistered.get());
     m.put("bytesRegistered", bytesRegistered.get());
     m.put("connectionsOpened", connectionsOpened.get());
+    m.put("connectionsRejected", connectionsRejected.get());
     m.put("reconnects", reconnects.get());
     m.put("readsRetried", readsRetried.get());
     m.put("pinnedCopiedBytes", pinnedCopiedBytes.get());

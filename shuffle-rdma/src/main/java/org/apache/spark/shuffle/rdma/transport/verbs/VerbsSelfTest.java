@@ -36,6 +36,7 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * <pre>
  *   java -cp 'lib/*' ...VerbsSelfTest server &lt;ip&gt; &lt;port&gt; &lt;dir&gt;
  *   java -cp 'lib/*' ...VerbsSelfTest client &lt;ip&gt; &lt;dir&gt;
+ *   java -cp 'lib/*' ...VerbsSelfTest intruder &lt;ip&gt; &lt;dir&gt;
  * </pre>
  * The server runs two transports (two "peers") serving mmapped files; the client reads
  * many sizes and offsets byte-exact, reads a region four times its receive pool in pieces,
@@ -43,6 +44,12 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * other peer's channel keeps working and a reconnect works, that one bad key in a batch fails
  * exactly that read while the others to the same peer complete on a fresh connection, and that a region deregistered and registered again is refused under its old key
  * and readable under its new one. Exit status 0 on success.
+ *
+ * <p>With {@code VERBS_SELFTEST_SECRET} set, every transport runs with spark.authenticate and
+ * that secret, so the client's connections are authenticated in the RDMA-CM private data.
+ * The intruder (run with another secret, before the client) must be refused every
+ * connection, read nothing, and see the server's {@code connectionsRejected} count exactly
+ * its attempts; if it ever connects it tries to read and exits 1.
  */
 public final class VerbsSelfTest {
   static final int SIZE_A = 64 << 20;
@@ -58,8 +65,12 @@ public final class VerbsSelfTest {
     } else if (args.length == 3 && args[0].equals("client")) {
       client(args[1], Paths.get(args[2]));
       System.out.println("VerbsSelfTest: PASS");
+    } else if (args.length == 3 && args[0].equals("intruder")) {
+      intruder(args[1], Paths.get(args[2]));
+      System.out.println("VerbsSelfTest intruder: refused as expected: PASS");
     } else {
-      System.err.println("usage: VerbsSelfTest server <ip> <port> <dir> | client <ip> <dir>");
+      System.err.println("usage: VerbsSelfTest server <ip> <port> <dir> | client <ip> <dir> | "
+          + "intruder <ip> <dir>");
       System.exit(2);
     }
     System.exit(0);
@@ -81,8 +92,19 @@ public final class VerbsSelfTest {
     if (dev != null && !dev.isEmpty()) {
       conf.set("spark.shuffle.rdma.device", dev);
     }
-    return TransportFactory.create(new TransportSettings(new RdmaShuffleConf(conf), ip, null,
-        "verbs-selftest", 2));
+    return TransportFactory.create(new TransportSettings(new RdmaShuffleConf(conf), ip,
+        securityManager(conf), "verbs-selftest", 2));
+  }
+
+  /** Spark's SecurityManager with spark.authenticate and VERBS_SELFTEST_SECRET, if set. */
+  static org.apache.spark.SecurityManager securityManager(SparkConf conf) {
+    String secret = System.getenv("VERBS_SELFTEST_SECRET");
+    if (secret == null || secret.isEmpty()) {
+      return null;
+    }
+    conf.set("spark.authenticate", "true").set("spark.authenticate.secret", secret);
+    return new org.apache.spark.SecurityManager(conf, scala.Option.empty(),
+        org.apache.spark.internal.config.package$.MODULE$.AUTH_SECRET_FILE());
   }
 
   static void writeFile(Path file, int size) throws IOException {
@@ -159,6 +181,7 @@ public final class VerbsSelfTest {
       put(p, "b", a.localAddress(), rb);
       put(p, "c", b.localAddress(), rc);
       publish(dir, "server.properties", p);
+      reportRejectionsAfterIntruder(dir, a, b);
       waitFor(dir.resolve("cmd-reregister"));
       a.deregister(ra).get(30, TimeUnit.SECONDS);
       RegisteredRegion ra2 = registerFile(a, dir.resolve("a.bin"), SIZE_A);
@@ -174,6 +197,30 @@ public final class VerbsSelfTest {
       System.out.println("registered files unchanged: ok");
       System.out.println("VerbsSelfTest server: stopped cleanly, stats " + a.stats().snapshot());
     }
+  }
+
+  /**
+   * With authentication on: once the intruder is done, publishes how many connection
+   * requests each server transport rejected, without holding up the rest of the test.
+   */
+  private static void reportRejectionsAfterIntruder(Path dir, ShuffleTransport a,
+      ShuffleTransport b) {
+    if (System.getenv("VERBS_SELFTEST_SECRET") == null) {
+      return;
+    }
+    Thread t = new Thread(() -> {
+      try {
+        waitFor(dir.resolve("intruder-done"));
+        Properties r = new Properties();
+        r.setProperty("a.rejected", Long.toString(a.stats().connectionsRejected.get()));
+        r.setProperty("c.rejected", Long.toString(b.stats().connectionsRejected.get()));
+        publish(dir, "server-rejections.properties", r);
+      } catch (Exception e) {
+        System.err.println("could not report rejections: " + e);
+      }
+    }, "report-rejections");
+    t.setDaemon(true);
+    t.start();
   }
 
   private static void put(Properties p, String name, PeerAddress at, RegisteredRegion r) {
@@ -209,6 +256,65 @@ public final class VerbsSelfTest {
       p.load(in);
     }
     return p;
+  }
+
+  // ---- intruder ----
+
+  /**
+   * A reader with the wrong secret (VERBS_SELFTEST_SECRET differs from the server's): every
+   * connection attempt must be rejected by the server, nothing read, and the server's
+   * rejection counters must equal the attempts. Should a connection succeed, it reads with
+   * the published key to show what leaked, and fails.
+   */
+  static void intruder(String ip, Path dir) throws Exception {
+    check(System.getenv("VERBS_SELFTEST_SECRET") != null, "the intruder needs "
+        + "VERBS_SELFTEST_SECRET (a wrong one)");
+    Properties p = load(dir.resolve("server.properties"));
+    Target a = Target.of(p, "a");
+    Target c = Target.of(p, "c");
+    int attemptsA = 3;
+    int attemptsC = 1;
+    try (ShuffleTransport t = transport(ip, 0)) {
+      for (int i = 0; i < attemptsA + attemptsC; i++) {
+        Target target = i < attemptsA ? a : c;
+        TransportChannel ch;
+        try {
+          ch = t.connect(target.peer());
+        } catch (IOException e) {
+          String m = String.valueOf(e.getMessage());
+          check(m.contains("RDMA_CM_EVENT_REJECTED"), "the connection must be rejected by the "
+              + "server, got: " + m);
+          System.out.println("  attempt " + (i + 1) + ": " + m);
+          continue;
+        }
+        Outcome o = new Outcome(0);
+        ch.read(List.of(new ReadRequest(target.address(), target.key(), 4096, o, null)));
+        String what;
+        try {
+          o.done.get(60, TimeUnit.SECONDS);
+          what = "and read 4096 bytes of the server's region";
+        } catch (Exception e) {
+          what = "(its read failed: " + e.getMessage() + ")";
+        }
+        throw new AssertionError("INTRUDER CONNECTED with a wrong secret to "
+            + target.peer() + " " + what + "; stats " + t.stats().snapshot());
+      }
+      check(t.stats().connectionsOpened.get() == 0, "the intruder opened a connection");
+      check(t.stats().readsCompleted.get() == 0 && t.stats().bytesRead.get() == 0,
+          "the intruder read something: " + t.stats().snapshot());
+      System.out.println("intruder stats " + t.stats().snapshot());
+    } finally {
+      Files.write(dir.resolve("intruder-done"), new byte[0]);
+    }
+    Properties r = load(dir.resolve("server-rejections.properties"));
+    long rejectedA = Long.parseLong(r.getProperty("a.rejected"));
+    long rejectedC = Long.parseLong(r.getProperty("c.rejected"));
+    System.out.println("server rejected " + rejectedA + " + " + rejectedC + " connection "
+        + "requests for " + attemptsA + " + " + attemptsC + " attempts");
+    check(rejectedA == attemptsA && rejectedC == attemptsC, "the server's connectionsRejected ("
+        + rejectedA + ", " + rejectedC + ") must equal the intruder's attempts (" + attemptsA
+        + ", " + attemptsC + ")");
+    System.out.println("wrong secret refused, nothing read, rejections counted: ok");
   }
 
   // ---- client ----
@@ -324,6 +430,10 @@ public final class VerbsSelfTest {
           "deregistered key");
       manySizesAndOffsets(t.connect(a.peer()), a2);
       System.out.println("deregister and re-register: ok");
+      check(t.stats().connectionsRejected.get() == 0, "the client refused a server's proof");
+      if (System.getenv("VERBS_SELFTEST_SECRET") != null) {
+        System.out.println("authenticated connections (spark.authenticate): ok");
+      }
       System.out.println("client stats " + t.stats().snapshot());
     } finally {
       if (Files.isDirectory(dir)) {

@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
@@ -23,13 +23,14 @@ final class CmEventLoop implements Runnable {
   private static final int POLL_MS = 20;
 
   private final RdmaEventChannel channel;
-  private final Consumer<RdmaCmId> onConnectRequest;
+  private final BiConsumer<RdmaCmId, CmConnectData> onConnectRequest;
   private final Map<RdmaCmId, CmHandler> handlers = new HashMap<>(); // CM thread only
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final Thread thread;
   private volatile boolean running = true;
 
-  CmEventLoop(RdmaEventChannel channel, Consumer<RdmaCmId> onConnectRequest, String name) {
+  CmEventLoop(RdmaEventChannel channel, BiConsumer<RdmaCmId, CmConnectData> onConnectRequest,
+      String name) {
     this.channel = channel;
     this.onConnectRequest = onConnectRequest;
     this.thread = new Thread(this, name);
@@ -97,8 +98,12 @@ final class CmEventLoop implements Runnable {
     }
     RdmaCmEvent.EventType type = types[ordinal];
     RdmaCmId id = event.getConnIdPriv();
+    // The native layer keeps these for the event this thread fetched last: read them now.
+    CmConnectData data = type == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST
+        || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED
+        ? CmConnectData.ofLastEvent() : null;
     if (type == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST) {
-      onConnectRequest.accept(id);
+      onConnectRequest.accept(id, data);
       return;
     }
     CmHandler h = id == null ? null : handlers.get(id);
@@ -107,7 +112,7 @@ final class CmEventLoop implements Runnable {
       return;
     }
     try {
-      h.onCmEvent(type);
+      h.onCmEvent(type, data);
     } catch (IOException | RuntimeException e) {
       h.onCmFailure(e instanceof IOException ? (IOException) e
           : new IOException("RDMA-CM handling of " + type + " failed: " + e, e));

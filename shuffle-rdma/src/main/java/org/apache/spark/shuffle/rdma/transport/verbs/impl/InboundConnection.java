@@ -24,7 +24,7 @@ final class InboundConnection implements CmHandler {
   }
 
   @Override
-  public void onCmEvent(RdmaCmEvent.EventType type) {
+  public void onCmEvent(RdmaCmEvent.EventType type, CmConnectData data) {
     if (type == RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED
         || type == RdmaCmEvent.EventType.RDMA_CM_EVENT_DEVICE_REMOVAL) {
       destroy();

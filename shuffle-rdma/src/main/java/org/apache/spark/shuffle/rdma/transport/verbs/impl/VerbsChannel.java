@@ -84,6 +84,10 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   // Set on the CM thread before the channel is published, then read-only.
   IbvCQ cq;
   IbvQP qp;
+  /** With spark.authenticate: the request sent, the server endpoint and our QP number. */
+  byte[] authRequest;
+  byte[] authServer;
+  int authQpn;
 
   // Worker thread only.
   private final List<ReadRequest> toRetry = new ArrayList<>();
@@ -129,16 +133,21 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   // ---- connection set-up, on the CM thread ----
 
   @Override
-  public void onCmEvent(RdmaCmEvent.EventType type) throws IOException {
+  public void onCmEvent(RdmaCmEvent.EventType type, CmConnectData data) throws IOException {
     switch (type) {
       case RDMA_CM_EVENT_ADDR_RESOLVED:
         id.resolveRoute(transport.resolveTimeoutMs());
         break;
       case RDMA_CM_EVENT_ROUTE_RESOLVED:
         transport.createQueuePair(this);
-        id.connect(VerbsTransport.connParam());
+        transport.connect(this);
         break;
       case RDMA_CM_EVENT_ESTABLISHED:
+        if (!transport.serverProved(this, data)) {
+          fail(new IOException("RDMA connect to " + peer + " refused: the peer did not prove "
+              + "it knows the application secret (spark.authenticate)"));
+          break;
+        }
         activate();
         break;
       case RDMA_CM_EVENT_DISCONNECTED:
@@ -165,7 +174,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
             + "an RDMA netdev, and reachable from spark.shuffle.rdma.bindAddress?)";
       case RDMA_CM_EVENT_REJECTED:
         return " (nobody listens there, or the peer refused: is the peer on the verbs "
-            + "transport?)";
+            + "transport, and with spark.authenticate, of the same application and secret?)";
       case RDMA_CM_EVENT_UNREACHABLE:
         return " (the peer did not answer the connection request)";
       default:

@@ -43,6 +43,7 @@ import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.ConnectAuth;
 import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice;
 import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
 import org.slf4j.Logger;
@@ -56,11 +57,18 @@ import org.slf4j.LoggerFactory;
  * one protection domain for every registration; one receive pool; a fixed set of
  * {@link CompletionWorker}s; per peer one RC queue pair with its own small CQ (so a CQ can
  * never overflow and one peer's failure stays its own). The CM thread owns all cm ids.
+ *
+ * <p>With spark.authenticate=true every connection is mutually authenticated in the
+ * RDMA-CM private data ({@link ConnectAuth}): a request without a valid MAC is rejected
+ * before a queue pair exists for it, and a reply without the server's proof fails the
+ * connection before any read is posted; both count in {@code connectionsRejected}.
  */
 public final class VerbsTransport implements ShuffleTransport {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
   private static final int RESOLVE_TIMEOUT_MS = 2000;
   private static final int MIN_DEPTH = 16;
+  /** RC transport and RNR retry counts (the maximum, 7) for every connection. */
+  private static final int RETRY = 7;
 
   private final TransportSettings settings;
   private final TransportStats stats = new TransportStats(true);
@@ -81,6 +89,8 @@ public final class VerbsTransport implements ShuffleTransport {
   private volatile MapModeChoice.Mode mapMode;
   /** Map outputs are registered with IBV_ACCESS_ON_DEMAND: nothing pinned. */
   private final boolean odp;
+  /** Connection authentication; null without spark.authenticate. */
+  private final ConnectAuth auth;
 
   private final Object connectLock = new Object();
   private final Map<PeerAddress, VerbsChannel> channels = new HashMap<>(); // connectLock
@@ -101,6 +111,7 @@ public final class VerbsTransport implements ShuffleTransport {
     this.mapChoice = MapModeChoice.choose(settings.conf().verbsMapMode(),
         System.getProperty("os.version"));
     this.mapMode = mapChoice.mode;
+    this.auth = settings.authenticate() ? connectAuth(settings) : null;
     List<Runnable> undo = new ArrayList<>();
     try {
       eventChannel = RdmaEventChannel.createEventChannel();
@@ -161,6 +172,17 @@ public final class VerbsTransport implements ShuffleTransport {
         localAddress, portId, pool.capacity(), workers.length);
     LOG.info("verbs: map outputs are mapped {}; registered {}", mapChoice, odp
         ? "with on-demand paging (nothing pinned)" : "pinned (no on-demand paging)");
+    LOG.info("verbs: connections are {}", auth != null ? "authenticated with the application "
+        + "secret (spark.authenticate)" : "not authenticated (spark.authenticate is off)");
+  }
+
+  private static ConnectAuth connectAuth(TransportSettings settings) throws IOException {
+    try {
+      return new ConnectAuth(settings.securityManager().getSecretKey(), settings.appId(),
+          System::currentTimeMillis);
+    } catch (IllegalArgumentException e) {
+      throw new IOException(e.getMessage(), e);
+    }
   }
 
   /** Threads running read callbacks: the executor's cores, at least 2, at most 8. */
@@ -471,17 +493,74 @@ public final class VerbsTransport implements ShuffleTransport {
     return attr;
   }
 
+  /**
+   * CM thread, on ROUTE_RESOLVED after the QP exists: sends the connection request, with
+   * the authentication request as its private data when spark.authenticate is on.
+   */
+  void connect(VerbsChannel ch) throws IOException {
+    if (auth == null) {
+      ch.id.connect(connParam());
+      return;
+    }
+    ch.authServer = ConnectAuth.endpoint((InetSocketAddress) ch.id.getDestination());
+    ch.authQpn = ch.qp.getQp_num();
+    ch.authRequest = auth.request(ch.authServer, ch.authQpn);
+    CmNative.connect(handle(ch.id), RETRY, RETRY, ch.authRequest);
+  }
+
+  /**
+   * CM thread, on ESTABLISHED: whether the server proved it knows the secret (always true
+   * without spark.authenticate). A failed proof is counted; the caller fails the channel.
+   */
+  boolean serverProved(VerbsChannel ch, CmConnectData data) {
+    if (auth == null) {
+      return true;
+    }
+    boolean ok = data != null && ch.authRequest != null && auth.checkReply(ch.authRequest,
+        data.privateData, data.length, ch.authServer, ch.authQpn, data.peerQpNum);
+    if (!ok) {
+      stats.connectionsRejected.incrementAndGet();
+      LOG.warn("refusing RDMA connection to {}: the server did not prove it knows the "
+          + "application secret", ch.peer());
+    }
+    return ok;
+  }
+
+  private static long handle(RdmaCmId id) {
+    return ((NatObject) id).getObjId();
+  }
+
   static RdmaConnParam connParam() throws IOException {
     RdmaConnParam p = new RdmaConnParam();
-    p.setRetry_count((byte) 7);
-    p.setRnr_retry_count((byte) 7);
+    p.setRetry_count((byte) RETRY);
+    p.setRnr_retry_count((byte) RETRY);
     return p;
   }
 
-  /** CM thread, on CONNECT_REQUEST: a peer wants to READ from us. */
-  private void accept(RdmaCmId id) {
+  /**
+   * CM thread, on CONNECT_REQUEST: a peer wants to READ from us. With spark.authenticate
+   * its request is verified first; a refused one is rejected before any QP exists for it.
+   */
+  private void accept(RdmaCmId id, CmConnectData data) {
     if (id == null) {
       return;
+    }
+    byte[] server = null;
+    if (auth != null) {
+      String refusal;
+      try {
+        server = ConnectAuth.endpoint((InetSocketAddress) id.getSource());
+        refusal = auth.checkRequest(data.privateData, data.length, server, data.peerQpNum);
+      } catch (IOException | RuntimeException e) {
+        refusal = "cannot check it: " + e;
+      }
+      if (refusal != null) {
+        stats.connectionsRejected.incrementAndGet();
+        LOG.warn("rejected RDMA connection request from {}: {}", peerOf(id), refusal);
+        CmNative.reject(handle(id));
+        quietly(id::destroyId);
+        return;
+      }
     }
     IbvCQ cq = null;
     try {
@@ -494,11 +573,16 @@ public final class VerbsTransport implements ShuffleTransport {
       }
       // The responder side posts nothing: a minimal CQ and QP suffice.
       cq = ctx.createCQ(workers[0].compChannel(), 2, 0);
-      id.createQP(pd, qpAttr(cq, 1, 1));
+      IbvQP qp = id.createQP(pd, qpAttr(cq, 1, 1));
       InboundConnection in = new InboundConnection(this, id, cq);
       cm.register(id, in);
       inbound.add(in);
-      id.accept(connParam());
+      if (auth == null) {
+        id.accept(connParam());
+      } else {
+        CmNative.accept(handle(id), RETRY, RETRY,
+            auth.reply(data.privateData, server, data.peerQpNum, qp.getQp_num()));
+      }
     } catch (IOException | RuntimeException e) {
       LOG.warn("refusing RDMA connection request: {}", e.toString());
       IbvCQ c = cq;
@@ -507,6 +591,14 @@ public final class VerbsTransport implements ShuffleTransport {
         quietly(c::destroyCQ);
       }
       quietly(id::destroyId);
+    }
+  }
+
+  private static String peerOf(RdmaCmId id) {
+    try {
+      return String.valueOf(id.getDestination());
+    } catch (IOException | RuntimeException e) {
+      return "an unknown peer";
     }
   }
 

@@ -162,6 +162,38 @@ class NativeLayerTest {
     assertEquals(39, checked, "native methods with arguments (48 minus 9 without)");
   }
 
+  /**
+   * The plugin's own CM calls (CmNative, for connection authentication) bind to the bundled
+   * library through the isolated loader: with no event fetched on this thread there is no
+   * private data; connect/accept with private data and reject refuse a null handle.
+   */
+  @Test
+  void authenticationCallsBindAndFailCleanlyOnNullHandles() throws Exception {
+    Class<?> cm = Class.forName(
+        "org.apache.spark.shuffle.rdma.transport.verbs.impl.CmNative", true, loader);
+    assertEquals(loader, cm.getClassLoader());
+    Method data = cm.getDeclaredMethod("eventPrivateData", byte[].class);
+    data.setAccessible(true);
+    assertEquals(0, data.invoke(null, (Object) new byte[255]));
+    Method qpn = cm.getDeclaredMethod("eventQpNum");
+    qpn.setAccessible(true);
+    assertEquals(0, qpn.invoke(null));
+    Method reject = cm.getDeclaredMethod("reject", long.class);
+    reject.setAccessible(true);
+    assertTrue((Integer) reject.invoke(null, 0L) < 0);
+    for (String name : new String[] {"connect", "accept"}) {
+      Method m = cm.getDeclaredMethod(name, long.class, int.class, int.class, byte[].class);
+      m.setAccessible(true);
+      try {
+        m.invoke(null, 0L, 7, 7, new byte[52]);
+        fail(name + " with a null handle must throw");
+      } catch (InvocationTargetException e) {
+        assertTrue(e.getCause() instanceof IOException, name + " threw " + e.getCause());
+        assertTrue(e.getCause().getMessage().contains("null handle"), e.getCause().getMessage());
+      }
+    }
+  }
+
   /** Boxed zero of a primitive type (a ternary would promote them all to long). */
   private static Object zero(Class<?> t) {
     if (t == long.class) {

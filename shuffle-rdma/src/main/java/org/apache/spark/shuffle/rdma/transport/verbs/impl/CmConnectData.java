@@ -1,0 +1,21 @@
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+/** The private data and the peer's QP number of a CONNECT_REQUEST or ESTABLISHED event. */
+final class CmConnectData {
+  final byte[] privateData;
+  final int length;
+  final int peerQpNum;
+
+  CmConnectData(byte[] privateData, int length, int peerQpNum) {
+    this.privateData = privateData;
+    this.length = length;
+    this.peerQpNum = peerQpNum;
+  }
+
+  /** Reads what the native layer kept of the event the calling thread just fetched. */
+  static CmConnectData ofLastEvent() {
+    byte[] data = new byte[CmNative.MAX_PRIVATE_DATA];
+    int n = CmNative.eventPrivateData(data);
+    return new CmConnectData(data, n, CmNative.eventQpNum());
+  }
+}

@@ -1,0 +1,130 @@
+/*
+ * RDMA-CM private data for the verbs transport's connection authentication (CmNative.java):
+ * DiSNI 2.1 gives no access to an incoming request's private data, nor to the peer's QP
+ * number, and its accept takes no private data. These functions are bound to our own class,
+ * not to DiSNI's NativeDispatcher.
+ *
+ * The private data of the last CONNECT_REQUEST or ESTABLISHED event is kept per thread:
+ * the CM event loop is the only thread that fetches events on its channel, and it reads the
+ * data right after DiSNI's getCmEvent returned, before fetching the next event.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cm_private.h"
+#include "handles.h"
+#include "jni_util.h"
+
+#define CM_NATIVE(name) \
+  Java_org_apache_spark_shuffle_rdma_transport_verbs_impl_CmNative_##name
+
+static __thread uint8_t last_data[CM_PRIVATE_MAX];
+static __thread int last_len;
+static __thread uint32_t last_qp_num;
+
+void cm_private_capture(const struct rdma_cm_event *event) {
+  last_len = 0;
+  last_qp_num = 0;
+  if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST &&
+      event->event != RDMA_CM_EVENT_ESTABLISHED) {
+    return;
+  }
+  const struct rdma_conn_param *conn = &event->param.conn;
+  int len = conn->private_data == NULL ? 0 : conn->private_data_len;
+  if (len > CM_PRIVATE_MAX) {
+    len = CM_PRIVATE_MAX;
+  }
+  if (len > 0) {
+    memcpy(last_data, conn->private_data, (size_t)len);
+  }
+  last_len = len;
+  last_qp_num = conn->qp_num;
+}
+
+/* Copies the last event's private data into out; returns how many bytes were copied. */
+JNIEXPORT jint JNICALL CM_NATIVE(eventPrivateData)(JNIEnv *env, jclass cls, jbyteArray out) {
+  (void)cls;
+  if (out == NULL) {
+    return 0;
+  }
+  jsize cap = (*env)->GetArrayLength(env, out);
+  jsize n = last_len < cap ? last_len : cap;
+  if (n > 0) {
+    (*env)->SetByteArrayRegion(env, out, 0, n, (const jbyte *)last_data);
+  }
+  return n;
+}
+
+/* The QP number of the peer that sent the last CONNECT_REQUEST or ESTABLISHED event. */
+JNIEXPORT jint JNICALL CM_NATIVE(eventQpNum)(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jint)last_qp_num;
+}
+
+/* Copies a Java array of at most CM_PRIVATE_MAX bytes; -1 (exception pending) otherwise. */
+static int copy_private(JNIEnv *env, jbyteArray data, uint8_t *buf, const char *what) {
+  if (data == NULL) {
+    return 0;
+  }
+  jsize len = (*env)->GetArrayLength(env, data);
+  if (len > CM_PRIVATE_MAX) {
+    throw_io_errno(env, what, EINVAL);
+    return -1;
+  }
+  (*env)->GetByteArrayRegion(env, data, 0, len, (jbyte *)buf);
+  return (int)len;
+}
+
+JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *env, jclass cls, jlong id, jint retry,
+                                          jint rnr_retry, jbyteArray data) {
+  (void)cls;
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_connect: cm id");
+  if (cm_id == NULL) {
+    return;
+  }
+  uint8_t buf[CM_PRIVATE_MAX];
+  int len = copy_private(env, data, buf, "rdma_connect (private data longer than 255)");
+  if (len < 0) {
+    return;
+  }
+  struct rdma_conn_param param;
+  cm_fill_conn_param(&param, retry, rnr_retry);
+  param.private_data = len > 0 ? buf : NULL;
+  param.private_data_len = (uint8_t)len;
+  if (rdma_connect(cm_id, &param) != 0) {
+    throw_io_errno(env, "rdma_connect", last_errno());
+  }
+}
+
+JNIEXPORT void JNICALL CM_NATIVE(accept)(JNIEnv *env, jclass cls, jlong id, jint retry,
+                                         jint rnr_retry, jbyteArray data) {
+  (void)cls;
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_accept: cm id");
+  if (cm_id == NULL) {
+    return;
+  }
+  uint8_t buf[CM_PRIVATE_MAX];
+  int len = copy_private(env, data, buf, "rdma_accept (private data longer than 255)");
+  if (len < 0) {
+    return;
+  }
+  struct rdma_conn_param param;
+  cm_fill_conn_param(&param, retry, rnr_retry);
+  param.private_data = len > 0 ? buf : NULL;
+  param.private_data_len = (uint8_t)len;
+  if (rdma_accept(cm_id, &param) != 0) {
+    throw_io_errno(env, "rdma_accept", last_errno());
+  }
+}
+
+/* Refuses a connection request (no QP was created for it); 0 or -errno. */
+JNIEXPORT jint JNICALL CM_NATIVE(reject)(JNIEnv *env, jclass cls, jlong id) {
+  (void)env;
+  (void)cls;
+  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  if (cm_id == NULL) {
+    return -EINVAL;
+  }
+  return rdma_reject(cm_id, NULL, 0) == 0 ? 0 : -last_errno();
+}

@@ -1,0 +1,25 @@
+/*
+ * What DiSNI's Java API cannot carry: the private data of RDMA-CM connection messages and
+ * the peer's queue pair number (cm_private.c), used by the verbs transport to authenticate
+ * connections before rdma_accept.
+ */
+#ifndef SHUFFLE_RDMA_CM_PRIVATE_H
+#define SHUFFLE_RDMA_CM_PRIVATE_H
+
+#include <jni.h>
+#include <rdma/rdma_cma.h>
+
+/* rdma_conn_param.private_data_len is a uint8_t. */
+#define CM_PRIVATE_MAX 255
+
+/*
+ * Remembers, for the calling thread, the private data and remote QP number of a
+ * CONNECT_REQUEST or ESTABLISHED event (cleared for any other event). Called by _getCmEvent
+ * before it acknowledges the event, since acknowledging frees the private data.
+ */
+void cm_private_capture(const struct rdma_cm_event *event);
+
+/* Fills RC connection parameters (READ depths at the device maxima, retry counts 0..7). */
+void cm_fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry);
+
+#endif
