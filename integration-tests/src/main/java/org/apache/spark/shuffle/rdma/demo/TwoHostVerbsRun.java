@@ -99,11 +99,15 @@ public final class TwoHostVerbsRun {
       progress(t0, "demo job on the RDMA shuffle manager done in "
           + (System.nanoTime() - start) / 1_000_000 + " ms: " + DemoReference.describe(result));
       String text = DemoReference.render(result);
+      checks.scope("demo");
       checks.check("results equal to sort shuffle", text.equals(reference),
           "rdma " + DemoReference.describe(result) + "; sort shuffle " + reference.lines()
               .filter(l -> !l.startsWith("group ")).reduce((a, b) -> a + " " + b).orElse("?")
               + " groups=" + reference.lines().filter(l -> l.startsWith("group ")).count());
       counters(RdmaShuffleManager.clusterStats(), hosts, tally, zeroPinnedCopy, checks);
+      // Then the skewed job, TPC-DS and the fault, each checked over its own run.
+      TwoHostWorkloads.runAll(sc, hosts, tally, zeroPinnedCopy, sc.getConf()
+          .get("spark.driver.host"), checks, t0);
     } finally {
       sc.stop();
     }
