@@ -116,6 +116,17 @@ public final class TwoHostVerbsRun {
   /** The plugin's counters, per executor and summed, held against Spark's own metrics. */
   static void counters(Map<String, Map<String, Long>> stats, Map<String, String> hosts,
       ExecutorTally tally, boolean zeroPinnedCopy, Checks checks) {
+    counters(stats, hosts, tally, zeroPinnedCopy, true, checks);
+  }
+
+  /**
+   * As above; {@code everyBlockConsumed} false where a task may stop reading before its last
+   * fetched block (a sort-merge join whose other side ended): Spark counts a remote block when
+   * the task takes it, the plugin when it hands it over, so there the plugin's count may be
+   * the larger.
+   */
+  static void counters(Map<String, Map<String, Long>> stats, Map<String, String> hosts,
+      ExecutorTally tally, boolean zeroPinnedCopy, boolean everyBlockConsumed, Checks checks) {
     Map<String, Long> total = new TreeMap<>();
     stats.forEach((exec, m) -> {
       System.out.println("== executor " + exec + " on " + hosts.get(exec) + ": " + m);
@@ -129,8 +140,10 @@ public final class TwoHostVerbsRun {
             + " with transport.verbs " + perExecutor(stats, "transport.verbs"));
     long spark = tally.remoteBlocks();
     long plugin = get(total, "reader.remoteBlocks");
-    checks.check("remote blocks through the plugin", spark > 0 && plugin == spark,
-        "Spark remote blocks " + spark + ", plugin reader.remoteBlocks " + plugin);
+    checks.check("remote blocks through the plugin", spark > 0
+        && (everyBlockConsumed ? plugin == spark : plugin >= spark),
+        "Spark remote blocks " + spark + ", plugin reader.remoteBlocks " + plugin
+            + (everyBlockConsumed ? "" : " (at least Spark's: blocks fetched, not all taken)"));
     long index = get(total, "reader.indexReads");
     long data = get(total, "reader.dataReads");
     long posted = get(total, "transport.readsPosted");

@@ -53,6 +53,7 @@ public final class WorkloadReferences {
       for (String q : TpcdsWorkload.QUERIES) {
         Files.writeString(queries.resolve(q + ".sql"), Tpcds.queryText(q), StandardCharsets.UTF_8);
       }
+      TpcdsWorkload.writeSchemas(spark, tpcdsDir);
       write(refDir, "tpcds", TpcdsWorkload.runQueries(spark, tpcdsDir));
       write(refDir, "fault",
           FaultWorkload.render(FaultWorkload.sums(JavaSparkContext.fromSparkContext(sc)).collect()));
