@@ -132,6 +132,9 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -cp "$cp" org.apache.spark.shuffle.rdma.demo.TwoHostVerbsRun "$GUEST_IP" 2 "$records" 4 2>&1 \
   | while IFS= read -r l; do
       case "$l" in
+        # Counter dumps go to the log as they are (a phase line costs a process each under
+        # emulation); checks, notes and progress become phase lines.
+        "== plugin "*|"== executor "*" on "*) echo "$l" ;;
         "== "*) phase "  ${l#== }" ;;
         *"Registering worker"*|*"Registered app"*|*"Launching executor"*|*"Granted executor"*)
           echo "$l"; phase "  ${l#* INFO }" ;;

@@ -117,7 +117,7 @@ final class FaultWorkload implements Workload {
     List<FetchFailed> named = watch.fetchFailuresFrom(victim);
     checks.check("FetchFailed naming the revoked executor", !named.isEmpty(),
         named.size() + " of " + watch.fetchFailures() + " fetch failures name executor " + victim
-            + (named.isEmpty() ? "" : "; first: " + firstLine(named.get(0).message())));
+            + (named.isEmpty() ? "" : "; first: " + cause(named.get(0).message())));
     List<String> resubmitted = watch.mapResubmissions();
     checks.check("map stage resubmitted (recomputed)", !resubmitted.isEmpty(),
         "shuffle map stage submissions with attempt > 0: " + resubmitted);
@@ -143,11 +143,13 @@ final class FaultWorkload implements Workload {
         "sum over executors " + v);
   }
 
-  private static String firstLine(String s) {
+  /** The innermost "Caused by" line of a failure's text (else its first line), shortened. */
+  private static String cause(String s) {
     if (s == null) {
       return "";
     }
-    int nl = s.indexOf('\n');
-    return nl < 0 ? s : s.substring(0, nl);
+    String line = s.lines().filter(l -> l.startsWith("Caused by: ")).reduce((a, b) -> b)
+        .orElse(s.lines().findFirst().orElse(""));
+    return line.length() > 240 ? line.substring(0, 240) + "..." : line;
   }
 }

@@ -55,6 +55,7 @@ final class TwoHostWorkloads {
     String victim = hosts.entrySet().stream().filter(e -> !e.getValue().equals(driverHost))
         .map(Map.Entry::getKey).findFirst().orElse("?");
     List<Workload> workloads = select(names, Path.of(tpcds.isEmpty() ? "." : tpcds), victim);
+    checks.scope("");
     if (!checks.check("sort-shuffle references present", refDir != null && !refDir.isEmpty(),
         "TWO_HOST_REFERENCE_DIR=" + refDir)) {
       return;
