@@ -6,8 +6,11 @@
 # see: how they tell each other they are ready or done).
 #   both:   the doctor must pass with an ACTIVE port, a RoCE v2 IPv4 GID, RoCE MTU and memlock OK
 #   host b: a standalone worker (its own JVM) joining the master on host a, until a is done
-#   host a: TwoHostVerbsRun: master + worker + driver in one JVM, the demo job on verbs with
-#           one executor per host, every counter asserted (see TwoHostVerbsRun's javadoc)
+#   host a: TwoHostVerbsRun: master + worker + driver in one JVM; on verbs with one executor
+#           per host, one application: the demo job, the skewed job (SkewDemo), three TPC-DS
+#           queries, a fault (one executor's registrations revoked between stages), each result
+#           equal to the sort shuffle's (computed on the host: reference/) and every counter
+#           asserted (see TwoHostVerbsRun's and TwoHostWorkloads' javadoc)
 # Payload layout: bin/make-verbs-vm-payload (lib/, app/demo.jar, jvm-opens).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -105,7 +108,11 @@ records=${SPARK_JOB_RECORDS:-40000}
 # driver computes it here in local[2], which costs minutes under emulation).
 reference="$here/reference/demo-$records-4.txt"
 [[ -f $reference ]] && export DEMO_REFERENCE_FILE=$reference
-phase "Spark standalone across $GUEST_IP and $PEER_IP on verbs: demo, $records records"
+# The other workloads' references and the TPC-DS data and queries (both hosts read them here).
+export TWO_HOST_REFERENCE_DIR="$here/reference" TWO_HOST_TPCDS_DIR="$here/tpcds"
+workloads=${TWO_HOST_WORKLOADS:-skew,tpcds,fault}
+export TWO_HOST_WORKLOADS=$workloads
+phase "Spark standalone across $GUEST_IP and $PEER_IP on verbs: demo ($records records), $workloads"
 exec_opts="-Dlog4j2.configurationFile=$log_conf ${fast_jvm[*]}"
 set +e
 java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf" \
@@ -114,7 +121,9 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -Dspark.executor.memory=512m \
   -Dspark.shuffle.rdma.transport=verbs \
   -Dspark.shuffle.rdma.device="$RDMA_DEVICE" \
-  -Dspark.shuffle.rdma.verbs.receivePoolSize=32m \
+  -Dspark.shuffle.rdma.verbs.receivePoolSize=4m \
+  -Dspark.shuffle.rdma.regionSize=4m \
+  -Dspark.network.maxRemoteBlockSizeFetchToMem=2m \
   -Dspark.shuffle.readHostLocalDisk=false \
   -Dspark.driver.host="$GUEST_IP" \
   -Dspark.ui.enabled=false \
@@ -123,6 +132,9 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -cp "$cp" org.apache.spark.shuffle.rdma.demo.TwoHostVerbsRun "$GUEST_IP" 2 "$records" 4 2>&1 \
   | while IFS= read -r l; do
       case "$l" in
+        # Counter dumps go to the log as they are (a phase line costs a process each under
+        # emulation); checks, notes and progress become phase lines.
+        "== plugin "*|"== executor "*" on "*) echo "$l" ;;
         "== "*) phase "  ${l#== }" ;;
         *"Registering worker"*|*"Registered app"*|*"Launching executor"*|*"Granted executor"*)
           echo "$l"; phase "  ${l#* INFO }" ;;

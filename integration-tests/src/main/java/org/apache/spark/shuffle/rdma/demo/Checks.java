@@ -6,9 +6,16 @@ import java.util.List;
 /** Named pass/fail checks: each is printed as it is made; the run fails if any failed. */
 final class Checks {
   private final List<String> failed = new ArrayList<>();
+  private String scope = "";
+
+  /** Names the workload the following checks belong to ("" for none): "skew: ..." etc. */
+  void scope(String workload) {
+    scope = workload.isEmpty() ? "" : workload + ": ";
+  }
 
   /** Records and prints one check. */
-  boolean check(String name, boolean ok, String detail) {
+  boolean check(String unscoped, boolean ok, String detail) {
+    String name = scope + unscoped;
     System.out.println("== check " + (ok ? "ok    " : "FAILED") + " " + name + ": " + detail);
     if (!ok) {
       failed.add(name);

@@ -57,6 +57,16 @@ public final class ExecutorTally extends SparkListener {
     localBlocks += r.localBlocksFetched();
   }
 
+  /**
+   * Starts the block counts again from zero, so that they cover the next workload only (the
+   * executors seen are kept).
+   */
+  synchronized void resetCounts() {
+    remoteBlocks = 0;
+    remoteBytes = 0;
+    localBlocks = 0;
+  }
+
   /** Waits until {@code n} executors have joined; false on timeout. */
   synchronized boolean awaitExecutors(int n, long timeoutMs) throws InterruptedException {
     long end = System.currentTimeMillis() + timeoutMs;

@@ -100,11 +100,15 @@ public final class TwoHostVerbsRun {
       progress(t0, "demo job on the RDMA shuffle manager done in "
           + (System.nanoTime() - start) / 1_000_000 + " ms: " + DemoReference.describe(result));
       String text = DemoReference.render(result);
+      checks.scope("demo");
       checks.check("results equal to sort shuffle", text.equals(reference),
           "rdma " + DemoReference.describe(result) + "; sort shuffle " + reference.lines()
               .filter(l -> !l.startsWith("group ")).reduce((a, b) -> a + " " + b).orElse("?")
               + " groups=" + reference.lines().filter(l -> l.startsWith("group ")).count());
       counters(RdmaShuffleManager.clusterStats(), hosts, tally, zeroPinnedCopy, checks);
+      // Then the skewed job, TPC-DS and the fault, each checked over its own run.
+      TwoHostWorkloads.runAll(sc, hosts, tally, zeroPinnedCopy, sc.getConf()
+          .get("spark.driver.host"), checks, t0);
     } finally {
       sc.stop();
     }
@@ -113,6 +117,17 @@ public final class TwoHostVerbsRun {
   /** The plugin's counters, per executor and summed, held against Spark's own metrics. */
   static void counters(Map<String, Map<String, Long>> stats, Map<String, String> hosts,
       ExecutorTally tally, boolean zeroPinnedCopy, Checks checks) {
+    counters(stats, hosts, tally, zeroPinnedCopy, true, checks);
+  }
+
+  /**
+   * As above; {@code everyBlockConsumed} false where a task may stop reading before its last
+   * fetched block (a sort-merge join whose other side ended): Spark counts a remote block when
+   * the task takes it, the plugin when it hands it over, so there the plugin's count may be
+   * the larger.
+   */
+  static void counters(Map<String, Map<String, Long>> stats, Map<String, String> hosts,
+      ExecutorTally tally, boolean zeroPinnedCopy, boolean everyBlockConsumed, Checks checks) {
     Map<String, Long> total = new TreeMap<>();
     stats.forEach((exec, m) -> {
       System.out.println("== executor " + exec + " on " + hosts.get(exec) + ": " + m);
@@ -126,8 +141,10 @@ public final class TwoHostVerbsRun {
             + " with transport.verbs " + perExecutor(stats, "transport.verbs"));
     long spark = tally.remoteBlocks();
     long plugin = get(total, "reader.remoteBlocks");
-    checks.check("remote blocks through the plugin", spark > 0 && plugin == spark,
-        "Spark remote blocks " + spark + ", plugin reader.remoteBlocks " + plugin);
+    checks.check("remote blocks through the plugin", spark > 0
+        && (everyBlockConsumed ? plugin == spark : plugin >= spark),
+        "Spark remote blocks " + spark + ", plugin reader.remoteBlocks " + plugin
+            + (everyBlockConsumed ? "" : " (at least Spark's: blocks fetched, not all taken)"));
     long index = get(total, "reader.indexReads");
     long data = get(total, "reader.dataReads");
     long posted = get(total, "transport.readsPosted");

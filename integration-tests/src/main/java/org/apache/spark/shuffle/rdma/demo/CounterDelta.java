@@ -1,0 +1,36 @@
+package org.apache.spark.shuffle.rdma.demo;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The plugin's counters moved between two {@code RdmaShuffleManager.clusterStats()} snapshots,
+ * per executor, so that each workload of one application is checked on its own. Gauges (the
+ * transport in use, bytes registered now, pinned copies now) are taken as they stand after.
+ */
+final class CounterDelta {
+  static final Set<String> GAUGES = Set.of("transport.verbs", "transport.bytesRegistered",
+      "transport.pinnedCopiedBytes", "registry.outputs", "registry.bytes");
+
+  private CounterDelta() {}
+
+  static Map<String, Map<String, Long>> between(Map<String, Map<String, Long>> before,
+      Map<String, Map<String, Long>> after) {
+    Map<String, Map<String, Long>> out = new TreeMap<>();
+    after.forEach((exec, now) -> {
+      Map<String, Long> was = before.getOrDefault(exec, Map.of());
+      Map<String, Long> d = new TreeMap<>();
+      now.forEach((k, v) -> d.put(k, GAUGES.contains(k) ? v : v - was.getOrDefault(k, 0L)));
+      out.put(exec, d);
+    });
+    return out;
+  }
+
+  /** Sums over executors. */
+  static Map<String, Long> total(Map<String, Map<String, Long>> stats) {
+    Map<String, Long> total = new TreeMap<>();
+    stats.values().forEach(m -> m.forEach((k, v) -> total.merge(k, v, Long::sum)));
+    return total;
+  }
+}
