@@ -1,3 +1,7 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
 // Prints the JVM options Spark's own launcher adds (module openings), so scripts that start a
 // driver with plain `java` use Spark's list instead of a copy of it.
 public class SparkJvmOptions {

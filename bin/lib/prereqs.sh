@@ -1,3 +1,5 @@
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Prerequisites of bin/run-demo and bin/run-tests, sourced by both.
 #   prereqs demo|tests
 # Always needed: a JDK 17+ (javac) and Maven 3.8+; the scripts cannot fetch those without a

@@ -1,3 +1,5 @@
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared by bin/run-demo and bin/check-submit: Spark from Maven's jars alone, and
 # spark-submit of the demo job (ShuffleDemo) on local-cluster[2,1,1024]. Needs $root.

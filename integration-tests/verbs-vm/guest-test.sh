@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the Soft-RoCE guest (Debian bookworm, openjdk-17-jre-headless, rdma-core,
 # rxe0 ACTIVE). Env: RDMA_DEVICE (e.g. rxe0), GUEST_IP (the IPv4 of rxe0's netdev).
 # Payload layout (bin/make-verbs-vm-payload): this script, lib/*.jar (shuffle-rdma.jar + the

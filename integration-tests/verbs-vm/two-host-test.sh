@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside each guest of the Soft-RoCE two-host run (integration-tests/softroce/run
 # --hosts 2), one copy per guest, each on its own kernel with its own rxe0 on its own NIC;
 # the two NICs are joined by a qemu socket network. Env from the harness: SOFTROCE_ROLE (a|b),

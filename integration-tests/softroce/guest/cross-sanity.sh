@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Cross-host RDMA checks of a two-guest run, after each guest's loopback sanity.sh: the
 # guest with role b serves, the guest with role a connects to it over the wire between them.
 #   1. rping (rdma_cm) from a to b, -C 3

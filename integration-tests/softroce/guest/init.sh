@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Soft-RoCE guest init (PID 1, exec'd by /sbin/softroce-init from the 9p
 # "harness" share). Sets the guest up, brings up rxe0, runs the sanity checks
 # and the payload, prints the end marker and powers off.

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Soft-RoCE sanity checks, run by init.sh in the guest before any payload:
 #   1. ibv_devinfo -d rxe0 reports PORT_ACTIVE
 #   2. rping loopback: server + client (-C 3) against the guest's own IP

@@ -1,4 +1,6 @@
 #!/bin/sh
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # PID 1 of the Soft-RoCE guest, baked into the image as /sbin/softroce-init.
 #
 # Deliberately tiny and stable (it is part of the image cache key): it mounts

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Soft-RoCE guest image into OUT_DIR (which must be new and empty):
 #   OUT_DIR/rootfs.img    raw ext4 root filesystem (label softroce-root)
 #   OUT_DIR/vmlinuz       guest kernel   (copied from the image's /boot)

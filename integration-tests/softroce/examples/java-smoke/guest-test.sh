@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Example Soft-RoCE payload: proves a Java 17 JVM runs in the guest and that the
 # payload dir round-trips files (host -> guest: input.txt, guest -> host: out/).
 # Runs in the guest with cwd = the payload dir; env from the harness:

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Copyright 2026 The spark-shuffle-rdma authors
+# SPDX-License-Identifier: Apache-2.0
 # Host side of the java-smoke example: run by integration-tests/softroce/run
 # after the guest passed, with cwd = the payload dir. Checks the file the guest
 # wrote back through 9p.

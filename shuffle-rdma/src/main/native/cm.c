@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * RDMA connection manager half of DiSNI's NativeDispatcher: event channels, cm ids,
  * address/route resolution, connect/accept and queue pairs created through rdma_cm.
  *

@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * RDMA-CM private data for the verbs transport's connection authentication (CmNative.java):
  * DiSNI 2.1 gives no access to an incoming request's private data, nor to the peer's QP
  * number, and its accept takes no private data. These functions are bound to our own class,

@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * What DiSNI's Java API cannot carry: the private data of RDMA-CM connection messages and
  * the peer's queue pair number (cm_private.c), used by the verbs transport to authenticate
  * connections before rdma_accept.

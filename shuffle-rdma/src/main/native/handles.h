@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Handles for the native objects whose use after destruction would crash the JVM (event and
  * completion channels, cm ids, queue pairs, completion queues, memory regions). Java gets
  * an index into a table plus a generation and a kind, never the pointer: a handle used after

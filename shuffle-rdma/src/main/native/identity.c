@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Proof that this libdisni is the plugin's own native layer, not upstream DiSNI's: the Java
  * side relies on behaviour only this library has (it acknowledges rdma_cm and CQ events
  * itself, so DiSNI's ack calls are no-ops here; with upstream's library, destroying a CQ or a

@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Shared helpers of the libdisni JNI layer: turning handles (jlong) into pointers and
  * reporting failures as java.io.IOException with the errno text, so that no call ever
  * crashes the JVM on a missing device or a stale handle.

@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Struct sizes and field offsets that DiSNI's Java side asks for at start-up. The Java code
  * serializes ibv_send_wr / ibv_sge / ibv_recv_wr chains and reads ibv_wc arrays in native
  * memory itself, so these values must be those of the rdma-core headers this library is

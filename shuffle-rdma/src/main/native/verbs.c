@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Verbs half of DiSNI's NativeDispatcher: protection domains, completion channels and
  * queues, memory registration, posting work requests and polling completions.
  *

@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * A JNIEnv good enough for the library's error paths: FindClass/ThrowNew/ExceptionCheck
  * record the exception instead of a JVM, so C tests can check every message without Java.
  */

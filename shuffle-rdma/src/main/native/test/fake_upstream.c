@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Stands in for an upstream DiSNI libdisni.so installed on java.library.path: it exports a
  * NativeDispatcher entry point but not the plugin's identity symbol, so the loader must
  * refuse it (BundledLibraryTest / LibraryIdentityTest).

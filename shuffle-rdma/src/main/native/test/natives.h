@@ -1,3 +1,7 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
 /* Prototypes of the exported JNI functions, for the C tests (the library needs no header). */
 #ifndef SHUFFLE_RDMA_NATIVES_H
 #define SHUFFLE_RDMA_NATIVES_H

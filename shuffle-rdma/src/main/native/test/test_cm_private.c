@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * The private-data functions behind the verbs transport's connection authentication
  * (cm_private.c): what _getCmEvent captures from CONNECT_REQUEST and ESTABLISHED events is
  * what CmNative.eventPrivateData/eventQpNum return, other events clear it, a short Java

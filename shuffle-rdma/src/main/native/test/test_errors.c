@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Error paths: every entry point given a null handle must throw an IOException (or return
  * a negative value for the int-returning calls that DiSNI declares without exceptions),
  * never crash. Creating an event channel must either work (a host with RDMA) or fail with

@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * The handle table (handles.c) and the entry points that use it, on any host (no RDMA):
  * a handle resolves only while its object lives and only as its own kind; a released,
  * reused, foreign or made-up handle fails cleanly (IOException or a negative result), never

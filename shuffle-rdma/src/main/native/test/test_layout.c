@@ -1,4 +1,8 @@
 /*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
  * Layout self-check. DiSNI's Java code writes ibv_send_wr/ibv_sge/ibv_recv_wr and reads
  * ibv_wc and sockaddr_in field by field at fixed positions, and takes only the struct sizes
  * and the two rdma offsets from the library. This test checks that

@@ -1,3 +1,7 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
 package org.apache.spark.shuffle.rdma
 
 import java.io.{File, RandomAccessFile}

@@ -1,3 +1,7 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
 package org.apache.spark.shuffle.rdma.transport.verbs.impl;
 
 /** The private data and the peer's QP number of a CONNECT_REQUEST or ESTABLISHED event. */
