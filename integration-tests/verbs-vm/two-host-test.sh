@@ -133,6 +133,8 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -Dspark.executor.heartbeatInterval=60s \
   -cp "$cp" org.apache.spark.shuffle.rdma.demo.TwoHostVerbsRun "$GUEST_IP" 2 "$records" 4 2>&1 \
   | while IFS= read -r l; do
+      # Failed checks also go to a file: their names become the run's failure reason.
+      case "$l" in "== check FAILED "*) echo "${l#== check FAILED }" >> "$work/failed-checks" ;; esac
       case "$l" in
         # Counter dumps go to the log as they are (a phase line costs a process each under
         # emulation); checks, notes and progress become phase lines.
@@ -146,5 +148,9 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
 rc=${PIPESTATUS[0]}
 set -e
 echo "exit $rc" > "$shared/a.done"
-[[ $rc -eq 0 ]] || fail "TwoHostVerbsRun exited $rc"
+if [[ $rc -ne 0 ]]; then
+  # The reason names each failed check (cut to its name), so the harness's last line says it.
+  why=$(cut -d: -f1-2 "$work/failed-checks" 2>/dev/null | paste -sd';' - | cut -c1-600)
+  fail "TwoHostVerbsRun exited $rc${why:+; failed checks: $why}"
+fi
 phase "two-host run on verbs passed"
