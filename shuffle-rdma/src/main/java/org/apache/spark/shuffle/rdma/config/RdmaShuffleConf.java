@@ -200,6 +200,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
   }
 
+  /** Reads at least this long are sent with sendfile on tcp; 0: never. */
+  public long tcpSendfileThreshold() {
+    return (Long) get(RdmaConf.TCP_SENDFILE_THRESHOLD());
+  }
+
   /** auto, true or false (see OdpChoice). */
   public String verbsOdp() {
     return get(RdmaConf.VERBS_ODP());

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
+import org.apache.spark.shuffle.rdma.transport.MappedFileSource;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.storage.StorageUtils;
@@ -96,7 +97,7 @@ public final class MapOutputRegistry {
     MappedByteBuffer mapping = map(file, mode, offset, length);
     RegisteredRegion region;
     try {
-      region = transport.register(mapping, backing, mode);
+      region = transport.register(mapping, backing, mode, new MappedFileSource(file, offset));
     } catch (IOException e) {
       StorageUtils.dispose(mapping);
       // The kernel refused to pin this kind of mapping: the transport may know a mode that
@@ -107,7 +108,8 @@ public final class MapOutputRegistry {
       }
       mapping = map(file, fallback, offset, length);
       try {
-        region = transport.register(mapping, backing, fallback);
+        region = transport.register(mapping, backing, fallback,
+            new MappedFileSource(file, offset));
       } catch (IOException | RuntimeException e2) {
         StorageUtils.dispose(mapping);
         e2.addSuppressed(e);

@@ -73,6 +73,17 @@ public interface ShuffleTransport extends Closeable {
   }
 
   /**
+   * Like {@link #register(ByteBuffer, BackingCheck, FileChannel.MapMode)} for a mapping of
+   * {@code source}: the tcp transport sends large reads of such a region from the file with
+   * sendfile (see spark.shuffle.rdma.tcp.sendfileThreshold); the bytes are the same pages
+   * the mapping shows. Transports that do not serve reads themselves ignore the source.
+   */
+  default RegisteredRegion register(ByteBuffer memory, BackingCheck backing,
+      FileChannel.MapMode mappedAs, MappedFileSource source) throws IOException {
+    return register(memory, backing, mappedAs);
+  }
+
+  /**
    * Registering a file mapped with {@code failed} failed with {@code why}: the mode to map it
    * with and try once more, or null to give up. From then on {@link #registrationMapMode}
    * returns that mode.

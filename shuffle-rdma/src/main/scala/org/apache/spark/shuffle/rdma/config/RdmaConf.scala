@@ -178,6 +178,19 @@ object RdmaConf {
       .checkValue(v => v >= 1024 && v <= (16L << 20), "must be in [1k, 16m]")
       .createWithDefaultString("64k"))
 
+  val TCP_SENDFILE_THRESHOLD: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "tcp.sendfileThreshold")
+      .doc("On the tcp transport's server, a read of at least this many bytes from a map " +
+        "output file is sent with sendfile from the file (zero copy, as Spark serves file " +
+        "segments); shorter reads are written from the mapping, gathered with the answers " +
+        "around them into one write. Each registered data region that long holds one open " +
+        "file descriptor while registered. 0: never sendfile (no descriptors held). " +
+        "Connections with spark.network.crypto.enabled or TLS always write from the mapping.")
+      .version(V)
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(v => v >= 0 && v <= (1L << 30), "must be in [0, 1g]")
+      .createWithDefaultString("64k"))
+
   val VERBS_ODP: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "verbs.odp")
     .doc("On-demand paging for map output registrations on verbs: nothing is pinned, the " +
       "device faults pages in as READs touch them. 'auto': when the device reports ODP for " +

@@ -5,6 +5,7 @@
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.security.SecureRandom;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -37,13 +38,18 @@ final class RegionServer extends RpcHandler {
   }
 
   TcpRegion add(ByteBuffer memory, BackingCheck backing) {
+    return add(memory, backing, null, 0L);
+  }
+
+  /** Registers memory; {@code file} (may be null) is then owned by the region. */
+  TcpRegion add(ByteBuffer memory, BackingCheck backing, FileChannel file, long fileOffset) {
     while (true) {
       // Keys are capabilities: unpredictable, never 0, unique among live regions.
       int key = random.nextInt();
       if (key == 0) {
         continue;
       }
-      TcpRegion region = new TcpRegion(key, memory, backing);
+      TcpRegion region = new TcpRegion(key, memory, backing, file, fileOffset);
       if (regions.putIfAbsent(key, region) == null) {
         return region;
       }
@@ -113,7 +119,7 @@ final class RegionServer extends RpcHandler {
       }
       stats.readsServed.incrementAndGet();
       stats.bytesServed.addAndGet(length);
-      return new RegionSliceBuffer(region, region.slice(address, length));
+      return new RegionSliceBuffer(region, address, length);
     }
   }
 }

@@ -6,40 +6,47 @@ package org.apache.spark.shuffle.rdma.transport.tcp;
 
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.DefaultFileRegion;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
 
 /**
- * The answer to one served read: a slice of the registered (mapped) memory, written by
- * Netty straight from the mapping (no copy into a user-space buffer). Netty's message
- * encoder releases it after the write, which drops the serve's region reference.
+ * The answer to one served read: [address, address + length) of a registered region,
+ * written by Netty straight from the mapping or the file (no copy into a user-space
+ * buffer). Holds one region reference, dropped once the write ended: by
+ * {@link ServeEncoder} (this is the write's listener) or, on connections that take
+ * network-common's own encoder path, when its message is released after the write.
  */
-final class RegionSliceBuffer extends CompatManagedBuffer {
+final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutureListener {
   private final TcpRegion region;
-  private final ByteBuffer slice;
+  private final long address;
+  private final int length;
   private final AtomicBoolean released = new AtomicBoolean();
 
-  RegionSliceBuffer(TcpRegion region, ByteBuffer slice) {
+  RegionSliceBuffer(TcpRegion region, long address, int length) {
     this.region = region;
-    this.slice = slice;
+    this.address = address;
+    this.length = length;
   }
 
   @Override
   public long size() {
-    return slice.remaining();
+    return length;
   }
 
   @Override
   public ByteBuffer nioByteBuffer() {
-    return slice.duplicate();
+    return region.slice(address, length);
   }
 
   @Override
   public InputStream createInputStream() {
-    return new org.apache.spark.util.io.ChunkedByteBuffer(slice.duplicate()).toInputStream(false);
+    return new org.apache.spark.util.io.ChunkedByteBuffer(nioByteBuffer()).toInputStream(false);
   }
 
   @Override
@@ -57,6 +64,37 @@ final class RegionSliceBuffer extends CompatManagedBuffer {
 
   @Override
   public Object convertToNetty() {
-    return Unpooled.wrappedBuffer(slice.duplicate());
+    return region.nettySlice(address, length);
+  }
+
+  /**
+   * The body to write: a file region of the registered file (sendfile) when the region has
+   * one, {@code sendfileOk} and the read is at least {@code threshold} long; else a slice of
+   * the mapping. Releasing either does not touch the region (this buffer's reference does).
+   */
+  Object nettyBody(boolean sendfileOk, long threshold) {
+    FileChannel file = region.file();
+    if (sendfileOk && file != null && threshold > 0 && length >= threshold) {
+      return new SharedFileRegion(file, region.fileOffset() + address, length);
+    }
+    return region.nettySlice(address, length);
+  }
+
+  /** The write of this answer ended (sent, failed or dropped with the connection). */
+  @Override
+  public void operationComplete(ChannelFuture future) {
+    release();
+  }
+
+  /** A file region over the region's descriptor, which the region (not the write) closes. */
+  static final class SharedFileRegion extends DefaultFileRegion {
+    SharedFileRegion(FileChannel file, long position, long count) {
+      super(file, position, count);
+    }
+
+    @Override
+    protected void deallocate() {
+      // The descriptor belongs to the TcpRegion and outlives this write.
+    }
   }
 }

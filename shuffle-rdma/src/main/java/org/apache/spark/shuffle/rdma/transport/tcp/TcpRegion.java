@@ -4,30 +4,54 @@
  */
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 
 /**
  * A registered region on the tcp transport. Reference counted: the registration holds one
  * reference and every serve in progress holds one, so deregistration completes only after
- * the last write from this memory ended.
+ * the last write from this memory (or its file) ended.
+ *
+ * <p>Serving allocates no copy of the bytes: a read is a Netty slice of one read-only
+ * {@link ByteBuf} view of the mapping, made once here, or (at least the sendfile threshold
+ * long, file-backed regions only) a file region of the descriptor opened at registration,
+ * which names the same file (inode) as the mapping even if its path is replaced later.
  */
 final class TcpRegion implements RegisteredRegion {
   private final int key;
   private final ByteBuffer memory;
+  /** Read-only, unreleasable view of all of memory; serves take slices of it. */
+  private final ByteBuf view;
+  /** Open on the mapped file while registered, or null (no sendfile for this region). */
+  private final FileChannel file;
+  private final long fileOffset;
   private final AtomicInteger refs = new AtomicInteger(1);
   private final CompletableFuture<Void> released = new CompletableFuture<>();
   private final BackingCheck backing;
   private volatile boolean live = true;
 
   TcpRegion(int key, ByteBuffer memory, BackingCheck backing) {
+    this(key, memory, backing, null, 0L);
+  }
+
+  TcpRegion(int key, ByteBuffer memory, BackingCheck backing, FileChannel file,
+      long fileOffset) {
     this.key = key;
     this.memory = memory;
+    ByteBuffer ro = memory.duplicate();
+    ro.position(0).limit(memory.limit());
+    this.view = Unpooled.unreleasableBuffer(Unpooled.wrappedBuffer(ro.asReadOnlyBuffer()));
     this.backing = backing;
+    this.file = file;
+    this.fileOffset = fileOffset;
   }
 
   BackingCheck backing() {
@@ -61,6 +85,24 @@ final class TcpRegion implements RegisteredRegion {
     return dup.slice().asReadOnlyBuffer();
   }
 
+  /**
+   * [address, address + length) as a Netty buffer over the mapping (no copy); releasing it
+   * does nothing, the caller holds a region reference until the write ended.
+   */
+  ByteBuf nettySlice(long address, int length) {
+    return view.slice((int) address, length);
+  }
+
+  /** The descriptor for sendfile, or null. */
+  FileChannel file() {
+    return file;
+  }
+
+  /** File offset of region address 0. */
+  long fileOffset() {
+    return fileOffset;
+  }
+
   /** Takes a reference for a serve; false when the region is already revoked. */
   boolean tryRetain() {
     while (true) {
@@ -76,6 +118,13 @@ final class TcpRegion implements RegisteredRegion {
 
   void release() {
     if (refs.decrementAndGet() == 0) {
+      if (file != null) {
+        try {
+          file.close();
+        } catch (IOException ignored) {
+          // read-only descriptor: nothing to flush, nothing lost
+        }
+      }
       released.complete(null);
     }
   }

@@ -6,6 +6,8 @@ package org.apache.spark.shuffle.rdma.transport.tcp;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -27,6 +29,7 @@ import org.apache.spark.network.server.TransportServerBootstrap;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
+import org.apache.spark.shuffle.rdma.transport.MappedFileSource;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
@@ -59,6 +62,8 @@ public final class TcpTransport implements ShuffleTransport {
   /** Fails channels whose oldest read waited longer than spark.shuffle.rdma.readTimeout. */
   private final ScheduledExecutorService timeouts;
   private volatile boolean closed;
+  /** Reads at least this long from a file-backed region go by sendfile; 0: never. */
+  private final long sendfileThreshold;
 
   public TcpTransport(TransportSettings settings) throws IOException {
     this.settings = settings;
@@ -75,6 +80,11 @@ public final class TcpTransport implements ShuffleTransport {
         settings.conf().tcpMaxRequestFrameSize());
     List<TransportServerBootstrap> serverBootstraps = new ArrayList<>();
     serverBootstraps.add(guard); // first: its limits apply before authentication
+    // Answers as gathered writes / sendfile (see ServeEncoder). sendfile only on plaintext
+    // connections: an encrypted one must pass every byte through the cipher anyway.
+    boolean encrypted = settings.authenticate() && transportConf.encryptionEnabled();
+    this.sendfileThreshold = encrypted ? 0L : settings.conf().tcpSendfileThreshold();
+    serverBootstraps.add(ServeEncoder.bootstrap(!encrypted, sendfileThreshold));
     List<TransportClientBootstrap> clientBootstraps = new ArrayList<>();
     if (settings.authenticate()) {
       serverBootstraps.add(new AuthServerBootstrap(transportConf, settings.securityManager()));
@@ -132,6 +142,28 @@ public final class TcpTransport implements ShuffleTransport {
       throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + memory.limit());
     }
     TcpRegion region = regionServer.add(memory, backing);
+    stats.regionsRegistered.incrementAndGet();
+    stats.bytesRegistered.addAndGet(memory.limit());
+    return region;
+  }
+
+  @Override
+  public RegisteredRegion register(ByteBuffer memory, BackingCheck backing,
+      FileChannel.MapMode mappedAs, MappedFileSource source) {
+    if (source == null || sendfileThreshold <= 0 || memory.limit() < sendfileThreshold) {
+      return register(memory, backing); // no read of it could go by sendfile
+    }
+    if (memory.limit() <= 0 || memory.limit() > (1L << 30)) {
+      throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + memory.limit());
+    }
+    FileChannel file;
+    try {
+      // Opened now, like the mapping: both name this inode even if the path changes later.
+      file = FileChannel.open(source.file().toPath(), StandardOpenOption.READ);
+    } catch (IOException | RuntimeException e) {
+      return register(memory, backing); // served from the mapping, as without a source
+    }
+    TcpRegion region = regionServer.add(memory, backing, file, source.offset());
     stats.regionsRegistered.incrementAndGet();
     stats.bytesRegistered.addAndGet(memory.limit());
     return region;

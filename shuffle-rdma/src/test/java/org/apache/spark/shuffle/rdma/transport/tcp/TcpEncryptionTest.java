@@ -15,13 +15,18 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.shuffle.rdma.testing.TestFiles;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
+import org.apache.spark.shuffle.rdma.transport.MappedFileSource;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -100,10 +105,19 @@ class TcpEncryptionTest {
   private String wireTraffic(boolean encrypt) throws Exception {
     SparkConf conf = new SparkConf(false).set("spark.network.crypto.enabled",
         Boolean.toString(encrypt));
-    byte[] content = "PLAINTEXT-SHUFFLE-BYTES;".repeat(400).getBytes(StandardCharsets.US_ASCII);
+    // Over spark.shuffle.rdma.tcp.sendfileThreshold (64k) and registered with its file, so
+    // without encryption the answer goes by sendfile, with it through the cipher.
+    byte[] content = "PLAINTEXT-SHUFFLE-BYTES;".repeat(4400).getBytes(StandardCharsets.US_ASCII);
     try (TcpTransport server = TcpTestSupport.transport(conf, "k3y");
          TcpTransport client = TcpTestSupport.transport(conf, "k3y")) {
-      RegisteredRegion region = server.register(TestFiles.mapFile(dir, content));
+      File file = File.createTempFile("served", ".data", dir);
+      Files.write(file.toPath(), content);
+      MappedByteBuffer mapping;
+      try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+        mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, content.length);
+      }
+      RegisteredRegion region = server.register(mapping, BackingCheck.NONE,
+          FileChannel.MapMode.READ_ONLY, new MappedFileSource(file, 0));
       try (RecordingProxy proxy = new RecordingProxy(server.localAddress())) {
         ReadResult r = new ReadResult();
         client.connect(proxy.address())
@@ -117,7 +131,7 @@ class TcpEncryptionTest {
   @Test
   void encryptedTrafficHidesThePlaintext() throws Exception {
     String wire = wireTraffic(true);
-    assertTrue(wire.length() > 9600, "the data did cross the proxy");
+    assertTrue(wire.length() > 24 * 4400, "the data did cross the proxy");
     assertFalse(wire.contains("PLAINTEXT-SHUFFLE-BYTES"), "plaintext seen on the wire");
   }
 
