@@ -21,12 +21,18 @@ final class ProcStat {
   private ProcStat() {}
 
   static double cpuSeconds(long pid) {
+    double[] s = userSystem(pid);
+    return s[0] + s[1];
+  }
+
+  /** {user, system} CPU seconds of the process. */
+  static double[] userSystem(long pid) {
     try {
       String stat = new String(Files.readAllBytes(Paths.get("/proc", Long.toString(pid),
           "stat")), StandardCharsets.US_ASCII);
       // After the ")" closing comm: field 3 (state) first; utime and stime are 14 and 15.
       String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
-      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / TICKS;
+      return new double[] {Long.parseLong(f[11]) / TICKS, Long.parseLong(f[12]) / TICKS};
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("cannot read CPU time of process " + pid, e);
     }
