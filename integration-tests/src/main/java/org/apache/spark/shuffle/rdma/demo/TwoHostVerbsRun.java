@@ -85,6 +85,11 @@ public final class TwoHostVerbsRun {
         .set("spark.executor.cores", "1")
         // Hold the first job until every executor has registered.
         .set("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        // Reduce tasks go to whichever executor is free. With Spark's 3 s locality wait, an
+        // executor holding over 80% of a shuffle's map outputs can run every reducer itself
+        // when its tasks are short, and then nothing is READ across hosts (the fault is
+        // never exercised).
+        .set("spark.locality.wait", "0")
         .setIfMissing("spark.scheduler.maxRegisteredResourcesWaitingTime", "1200s")
         .set("spark.extraListeners", ExecutorTally.class.getName());
     SparkContext sc = new SparkContext(conf);
