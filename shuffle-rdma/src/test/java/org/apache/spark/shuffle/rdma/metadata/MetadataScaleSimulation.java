@@ -44,7 +44,7 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
  *   <li>check: a few executors resolve map ids through a real ShuffleTableCache and compare
  *       with the published descriptors.</li>
  * </ol>
- * Run it with {@code bin/metadata-scale}; MetadataScaleTest runs it small.
+ * Run it with {@code integration-tests/metadata-scale}; MetadataScaleTest runs it small.
  */
 public final class MetadataScaleSimulation {
   /** What to simulate. */
