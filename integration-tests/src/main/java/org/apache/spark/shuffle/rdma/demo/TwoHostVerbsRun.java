@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import scala.Tuple3;
 
 /**
- * The Soft-RoCE two-host run's driver (integration-tests/verbs-vm/two-host-test.sh): on host A
+ * The Soft-RoCE two-host run's driver (integration-tests/softroce/payload/two-host-test.sh): on host A
  * it starts a standalone master and worker in this JVM, takes the README demo job's result
  * under Spark's sort shuffle (from {@code DEMO_REFERENCE_FILE}, written on the host by
  * {@link DemoReference}, or computed here in {@code local[2]}), then runs the same job on the

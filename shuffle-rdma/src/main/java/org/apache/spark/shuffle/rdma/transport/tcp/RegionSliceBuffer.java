@@ -4,42 +4,25 @@
  */
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.netty.buffer.Unpooled;
 import org.apache.spark.network.buffer.ManagedBuffer;
-import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
+import org.apache.spark.shuffle.rdma.transport.SlicedManagedBuffer;
 
 /**
  * The answer to one served read: a slice of the registered (mapped) memory, written by
  * Netty straight from the mapping (no copy into a user-space buffer). Netty's message
  * encoder releases it after the write, which drops the serve's region reference.
  */
-final class RegionSliceBuffer extends CompatManagedBuffer {
+final class RegionSliceBuffer extends SlicedManagedBuffer {
   private final TcpRegion region;
-  private final ByteBuffer slice;
   private final AtomicBoolean released = new AtomicBoolean();
 
   RegionSliceBuffer(TcpRegion region, ByteBuffer slice) {
+    super(slice);
     this.region = region;
-    this.slice = slice;
-  }
-
-  @Override
-  public long size() {
-    return slice.remaining();
-  }
-
-  @Override
-  public ByteBuffer nioByteBuffer() {
-    return slice.duplicate();
-  }
-
-  @Override
-  public InputStream createInputStream() {
-    return new org.apache.spark.util.io.ChunkedByteBuffer(slice.duplicate()).toInputStream(false);
   }
 
   @Override
@@ -57,6 +40,6 @@ final class RegionSliceBuffer extends CompatManagedBuffer {
 
   @Override
   public Object convertToNetty() {
-    return Unpooled.wrappedBuffer(slice.duplicate());
+    return Unpooled.wrappedBuffer(bytes());
   }
 }
