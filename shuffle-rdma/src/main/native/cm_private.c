@@ -80,15 +80,30 @@ static int copy_private(JNIEnv *env, jbyteArray data, uint8_t *buf, const char *
   return (int)len;
 }
 
-JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *env, jclass cls, jlong id, jint retry,
-                                          jint rnr_retry, jbyteArray data) {
-  (void)cls;
-  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_connect: cm id");
+/* rdma_connect or rdma_accept, with the names its errors carry. */
+struct cm_establish {
+  int (*call)(struct rdma_cm_id *id, struct rdma_conn_param *param);
+  const char *name;     /* the call, for its errno */
+  const char *id_what;  /* a bad cm id handle */
+  const char *len_what; /* private data too long */
+};
+
+static const struct cm_establish CM_CONNECT = {
+    rdma_connect, "rdma_connect", "rdma_connect: cm id",
+    "rdma_connect (private data longer than 255)"};
+static const struct cm_establish CM_ACCEPT = {
+    rdma_accept, "rdma_accept", "rdma_accept: cm id",
+    "rdma_accept (private data longer than 255)"};
+
+/* The connection parameters (retry counts, private data) and the call; throws on failure. */
+static void establish(JNIEnv *env, const struct cm_establish *how, jlong id, jint retry,
+                      jint rnr_retry, jbyteArray data) {
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, how->id_what);
   if (cm_id == NULL) {
     return;
   }
   uint8_t buf[CM_PRIVATE_MAX];
-  int len = copy_private(env, data, buf, "rdma_connect (private data longer than 255)");
+  int len = copy_private(env, data, buf, how->len_what);
   if (len < 0) {
     return;
   }
@@ -96,30 +111,21 @@ JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *env, jclass cls, jlong id, jin
   cm_fill_conn_param(&param, retry, rnr_retry);
   param.private_data = len > 0 ? buf : NULL;
   param.private_data_len = (uint8_t)len;
-  if (rdma_connect(cm_id, &param) != 0) {
-    throw_io_errno(env, "rdma_connect", last_errno());
+  if (how->call(cm_id, &param) != 0) {
+    throw_io_errno(env, how->name, last_errno());
   }
+}
+
+JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *env, jclass cls, jlong id, jint retry,
+                                          jint rnr_retry, jbyteArray data) {
+  (void)cls;
+  establish(env, &CM_CONNECT, id, retry, rnr_retry, data);
 }
 
 JNIEXPORT void JNICALL CM_NATIVE(accept)(JNIEnv *env, jclass cls, jlong id, jint retry,
                                          jint rnr_retry, jbyteArray data) {
   (void)cls;
-  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_accept: cm id");
-  if (cm_id == NULL) {
-    return;
-  }
-  uint8_t buf[CM_PRIVATE_MAX];
-  int len = copy_private(env, data, buf, "rdma_accept (private data longer than 255)");
-  if (len < 0) {
-    return;
-  }
-  struct rdma_conn_param param;
-  cm_fill_conn_param(&param, retry, rnr_retry);
-  param.private_data = len > 0 ? buf : NULL;
-  param.private_data_len = (uint8_t)len;
-  if (rdma_accept(cm_id, &param) != 0) {
-    throw_io_errno(env, "rdma_accept", last_errno());
-  }
+  establish(env, &CM_ACCEPT, id, retry, rnr_retry, data);
 }
 
 /* Refuses a connection request (no QP was created for it); 0 or -errno. */

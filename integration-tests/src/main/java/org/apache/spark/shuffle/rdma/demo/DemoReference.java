@@ -16,7 +16,7 @@ import scala.Tuple3;
 
 /**
  * The README demo job's result under Spark's sort shuffle, as text: computed once on the host
- * (bin/make-verbs-vm-payload) and compared in the emulated guest, where a second Spark
+ * (integration-tests/softroce/make-payload) and compared in the emulated guest, where a second Spark
  * context would cost minutes. The text is the whole result: rows, checksum and every group.
  *
  * <p>Arguments: {@code records partitions outFile}.

@@ -39,6 +39,7 @@ final class FaultWorkload implements Workload {
   private final String preferredVictim;
   private String victim = "?";
   private int revoked;
+  private Map<String, Integer> reducers = Map.of();
 
   /** {@code preferredVictim}: the executor revoked when it ran as many map tasks as another. */
   FaultWorkload(String preferredVictim) {
@@ -90,7 +91,12 @@ final class FaultWorkload implements Workload {
           .reduce(Integer::sum);
     }
     // A new reduce over the same map outputs: the map stage is skipped unless outputs are lost.
-    return render(summed.mapValues(v -> v).collect());
+    sc.listenerBus().waitUntilEmpty();
+    watch.resetResultTasks();
+    String out = render(summed.mapValues(v -> v).collect());
+    sc.listenerBus().waitUntilEmpty();
+    reducers = watch.resultTasksByExecutor();
+    return out;
   }
 
   /** In a task: revokes this executor's registrations if it is {@code victim}, once. */
@@ -118,6 +124,10 @@ final class FaultWorkload implements Workload {
       ExecutorTally tally, boolean zeroPinnedCopy, Checks checks) {
     checks.check("registrations revoked on one host", revoked > 0,
         revoked + " map outputs revoked on executor " + victim + " (" + hosts.get(victim) + ")");
+    // Only a reducer on another executor READs the revoked keys (the victim reads its own
+    // outputs from disk): without one the fault is never exercised.
+    checks.check("a reducer ran beside the revoked executor", reducers.keySet().stream()
+        .anyMatch(e -> !e.equals(victim)), "reduce tasks per executor " + reducers);
     List<FetchFailed> named = watch.fetchFailuresFrom(victim);
     checks.check("FetchFailed naming the revoked executor", !named.isEmpty(),
         named.size() + " of " + watch.fetchFailures() + " fetch failures name executor " + victim

@@ -16,15 +16,19 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 /**
  * What Spark's scheduler did about a fault, as its listener bus reports it: the fetch failures
  * (which executor's blocks, why), the shuffle map stages submitted again (attempt above 0),
- * and which executors ran successful map tasks.
+ * which executors ran successful map tasks, and which ran result (reduce) tasks.
  */
 final class RecomputeWatch extends SparkListener {
   private final List<FetchFailed> fetchFailures = new ArrayList<>();
   private final List<String> mapResubmissions = new ArrayList<>();
   private final Map<String, Integer> mapTasksByExecutor = new TreeMap<>();
+  private final Map<String, Integer> resultTasksByExecutor = new TreeMap<>();
 
   @Override
   public synchronized void onTaskEnd(SparkListenerTaskEnd e) {
+    if ("ResultTask".equals(e.taskType())) {
+      resultTasksByExecutor.merge(e.taskInfo().executorId(), 1, Integer::sum);
+    }
     if (e.reason() instanceof FetchFailed) {
       fetchFailures.add((FetchFailed) e.reason());
     } else if ("ShuffleMapTask".equals(e.taskType()) && e.taskInfo().successful()) {
@@ -43,6 +47,16 @@ final class RecomputeWatch extends SparkListener {
   /** Forgets the map tasks seen so far (the fault's own shuffle starts counting here). */
   synchronized void resetMapTasks() {
     mapTasksByExecutor.clear();
+  }
+
+  /** Forgets the result tasks seen so far. */
+  synchronized void resetResultTasks() {
+    resultTasksByExecutor.clear();
+  }
+
+  /** Result tasks that ended (successful or not) per executor since the last reset. */
+  synchronized Map<String, Integer> resultTasksByExecutor() {
+    return new TreeMap<>(resultTasksByExecutor);
   }
 
   synchronized Map<String, Integer> mapTasksByExecutor() {

@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import scala.Tuple3;
 
 /**
- * The Soft-RoCE two-host run's driver (integration-tests/verbs-vm/two-host-test.sh): on host A
+ * The Soft-RoCE two-host run's driver (integration-tests/softroce/payload/two-host-test.sh): on host A
  * it starts a standalone master and worker in this JVM, takes the README demo job's result
  * under Spark's sort shuffle (from {@code DEMO_REFERENCE_FILE}, written on the host by
  * {@link DemoReference}, or computed here in {@code local[2]}), then runs the same job on the
@@ -85,6 +85,11 @@ public final class TwoHostVerbsRun {
         .set("spark.executor.cores", "1")
         // Hold the first job until every executor has registered.
         .set("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        // Reduce tasks go to whichever executor is free. With Spark's 3 s locality wait, an
+        // executor holding over 80% of a shuffle's map outputs can run every reducer itself
+        // when its tasks are short, and then nothing is READ across hosts (the fault is
+        // never exercised).
+        .set("spark.locality.wait", "0")
         .setIfMissing("spark.scheduler.maxRegisteredResourcesWaitingTime", "1200s")
         .set("spark.extraListeners", ExecutorTally.class.getName());
     SparkContext sc = new SparkContext(conf);

@@ -18,7 +18,7 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * The sort-shuffle results of the two-host run's workloads ({@link TwoHostWorkloads}), computed
- * once on the host at native speed by bin/make-verbs-vm-payload: {@code <refDir>/skew.txt},
+ * once on the host at native speed by integration-tests/softroce/make-payload: {@code <refDir>/skew.txt},
  * {@code tpcds.txt} and {@code fault.txt}. It also writes the TPC-DS data the guests read
  * ({@link Tpcds#generate}, the benchmark's generator, into {@code <tpcdsDir>}) and the three
  * queries' text ({@code <tpcdsDir>/queries/<q>.sql}, from the spark-sql test jar on the class

@@ -15,9 +15,11 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 /**
  * An executor's view of the metadata plane: publishes its own descriptors and caches, per
  * shuffle, the descriptor table and peer addresses fetched from the driver. The first lookup
- * of a shuffle fetches the whole table; a later lookup of a map id the cache does not hold
- * (a map output committed after the last fetch, or a stage retry) asks only for the records
- * appended since the version held, and for the executor directory only if it changed.
+ * of a shuffle fetches the whole table; a later lookup that does not resolve (a map id the
+ * cache does not hold, as after a stage retry or for an output committed after the last
+ * fetch; a map id held for another executor; an executor without an address) asks only for
+ * the records appended since the version held, and for the executor directory only if it
+ * changed.
  * Concurrent misses of one shuffle share one refresh.
  */
 public final class ShuffleTableCache {

@@ -17,7 +17,8 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress
  * Driver side of the metadata plane: the endpoint directory (executor -> transport address)
  * and, per shuffle, the descriptor of every registered map output as a DescriptorLog. A
  * reducer executor asks once per shuffle for the whole table, and afterwards only for what
- * was appended since the version it holds, and only when it meets a map id it does not know.
+ * was appended since the version it holds, and only when a block's (map id, executor) pair
+ * does not resolve in its copy (ShuffleTableCache).
  *
  * Table requests are not answered here but by RdmaTableEndpoint, on its own threads: a table
  * reply of megabytes is serialized on the thread that answers it, and queued behind a

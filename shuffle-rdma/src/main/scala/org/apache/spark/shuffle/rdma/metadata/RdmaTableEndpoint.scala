@@ -4,6 +4,8 @@
  */
 package org.apache.spark.shuffle.rdma.metadata
 
+import java.lang.management.ManagementFactory
+
 import org.apache.spark.rpc.{IsolatedRpcEndpoint, RpcCallContext, RpcEnv}
 
 /**
@@ -12,8 +14,12 @@ import org.apache.spark.rpc.{IsolatedRpcEndpoint, RpcCallContext, RpcEnv}
  * immutable chunks under a short lock, then serialized and sent without one). Kept apart from
  * RdmaMasterEndpoint so that publishes and registrations never queue behind table replies,
  * and apart from Spark's shared dispatcher threads so Spark's own endpoints never do either.
+ * An `observer` (MetadataScaleSimulation's) is told each request's service time.
  */
-private[rdma] class RdmaTableEndpoint(override val rpcEnv: RpcEnv, master: RdmaMasterEndpoint)
+private[rdma] class RdmaTableEndpoint(
+    override val rpcEnv: RpcEnv,
+    master: RdmaMasterEndpoint,
+    observer: TableServiceObserver = null)
   extends IsolatedRpcEndpoint {
   import RdmaMessages._
 
@@ -23,7 +29,15 @@ private[rdma] class RdmaTableEndpoint(override val rpcEnv: RpcEnv, master: RdmaM
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
     case GetShuffleTable(shuffleId, since, knownPeers) =>
-      context.reply(master.table(shuffleId, since, knownPeers))
+      if (observer == null) {
+        context.reply(master.table(shuffleId, since, knownPeers))
+      } else {
+        val threads = ManagementFactory.getThreadMXBean
+        val cpu = threads.getCurrentThreadCpuTime
+        val wall = System.nanoTime()
+        context.reply(master.table(shuffleId, since, knownPeers)) // serializes here
+        observer.served(threads.getCurrentThreadCpuTime - cpu, System.nanoTime() - wall)
+      }
   }
 }
 

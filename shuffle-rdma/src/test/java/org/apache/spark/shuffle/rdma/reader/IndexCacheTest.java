@@ -17,7 +17,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.shuffle.rdma.reader.ReaderFixture.Outcomes;
+import org.apache.spark.shuffle.rdma.testing.FetchOutcomes;
 import org.apache.spark.shuffle.rdma.reader.ReaderFixture.Output;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,7 +52,7 @@ class IndexCacheTest {
     f.close();
   }
 
-  private static void assertBlocks(Outcomes out, Output o, int[]... ranges) {
+  private static void assertBlocks(FetchOutcomes out, Output o, int[]... ranges) {
     assertTrue(out.failures.isEmpty(), out.failures.toString());
     for (int[] r : ranges) {
       assertArrayEquals(o.bytes(r[0], r[1]), out.bytes.get(id(o, r[0], r[1])),
@@ -76,7 +76,7 @@ class IndexCacheTest {
     IndexCache cache = new IndexCache(1 << 20, stats);
     Output a = f.register(0, 11, SIZES, 1);
     Output b = f.register(0, 12, SIZES, 2);
-    Outcomes first = f.fetch(cache, stats, List.of(block(a, 0, 1), block(b, 2, 3)));
+    FetchOutcomes first = f.fetch(cache, stats, List.of(block(a, 0, 1), block(b, 2, 3)));
     assertBlocks(first, a, new int[] {0, 1});
     assertBlocks(first, b, new int[] {2, 3});
     assertEquals(2, stats.indexReads.get(), "one index READ per output");
@@ -87,7 +87,7 @@ class IndexCacheTest {
     assertArrayEquals(new int[] {8 * (PARTITIONS + 1), 8 * (PARTITIONS + 1)},
         f.channel.batches.get(0));
 
-    Outcomes later = f.fetch(cache, stats, spread(a, b));
+    FetchOutcomes later = f.fetch(cache, stats, spread(a, b));
     for (int p = 0; p < PARTITIONS; p += 2) {
       assertBlocks(later, a, new int[] {p, p + 1});
       assertBlocks(later, b, new int[] {p, p + 1});
@@ -137,7 +137,7 @@ class IndexCacheTest {
     for (int p = 0; p < PARTITIONS; p++) {
       all.add(block(again, p, p + 1));
     }
-    Outcomes out = f.fetch(cache, stats, all);
+    FetchOutcomes out = f.fetch(cache, stats, all);
     for (int p = 0; p < PARTITIONS; p++) {
       assertBlocks(out, again, new int[] {p, p + 1});
     }
@@ -154,11 +154,11 @@ class IndexCacheTest {
     // Hold the index READ so that every fetch starts while the load is in flight.
     long indexAddress = a.descriptor.indexAddress();
     f.channel.holdWhere(r -> r.remoteAddress() == indexAddress);
-    List<Outcomes> outs = new ArrayList<>();
+    List<FetchOutcomes> outs = new ArrayList<>();
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
       int p = 2 * t;
-      Outcomes out = new Outcomes(1);
+      FetchOutcomes out = new FetchOutcomes(1);
       outs.add(out);
       threads.add(new Thread(() -> new BlockFetch(List.of(block(a, p, p + 1)), f.channel, out,
           null, f.transportConf, stats, cache).start()));
@@ -184,7 +184,7 @@ class IndexCacheTest {
     Output good = f.register(0, 51, SIZES, 1);
     Output lost = f.register(0, 52, SIZES, 2);
     f.server.deregister(lost.index).get(10, TimeUnit.SECONDS);
-    Outcomes out = f.fetch(cache, stats, spread(good, lost));
+    FetchOutcomes out = f.fetch(cache, stats, spread(good, lost));
     assertEquals(4, out.failures.size(), out.failures.keySet().toString());
     for (int p = 0; p < PARTITIONS; p += 2) {
       assertTrue(out.failures.containsKey(id(lost, p, p + 1)));
@@ -196,7 +196,7 @@ class IndexCacheTest {
     assertEquals(1, cache.size(), "only the good output's index is kept");
     assertEquals(2, stats.indexReads.get());
     // The next fetch of the lost output reads its index again (and fails again).
-    Outcomes again = f.fetch(cache, stats, List.of(block(lost, 0, 1)));
+    FetchOutcomes again = f.fetch(cache, stats, List.of(block(lost, 0, 1)));
     assertEquals(1, again.failures.size());
     assertEquals(3, stats.indexReads.get(), "a failed load was not cached");
   }
@@ -208,7 +208,7 @@ class IndexCacheTest {
     Arrays.fill(sizes, 3);
     sizes[9_999] = 1234;
     Output big = f.register(0, 61, sizes, 1);
-    Outcomes out = f.fetch(cache, stats, List.of(block(big, 9_999, 10_000), block(big, 0, 1)));
+    FetchOutcomes out = f.fetch(cache, stats, List.of(block(big, 9_999, 10_000), block(big, 0, 1)));
     assertBlocks(out, big, new int[] {9_999, 10_000}, new int[] {0, 1});
     assertEquals(2, stats.indexReads.get());
     assertArrayEquals(new int[] {64 << 10, 80_008 - (64 << 10)}, f.channel.batches.get(0));

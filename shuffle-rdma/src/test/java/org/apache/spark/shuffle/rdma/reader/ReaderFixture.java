@@ -8,23 +8,16 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import org.apache.spark.SparkConf;
-import org.apache.spark.network.buffer.ManagedBuffer;
-import org.apache.spark.network.shuffle.BlockFetchingListener;
+import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
@@ -35,6 +28,8 @@ import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
+import org.apache.spark.shuffle.rdma.testing.FetchOutcomes;
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
 
 /**
  * Two real tcp transports on loopback (a mapper serving registered files, a reducer reading
@@ -50,7 +45,6 @@ final class ReaderFixture implements AutoCloseable {
   final TcpTransport client;
   final RecordingChannel channel;
   final TransportConf transportConf = new TransportConf("shuffle", MapConfigProvider.EMPTY);
-  private int files;
 
   /** A registered map output and the bytes it holds. */
   static final class Output {
@@ -106,8 +100,8 @@ final class ReaderFixture implements AutoCloseable {
       off += s;
       index.putLong(off);
     }
-    RegisteredRegion indexRegion = server.register(map(index.array()));
-    MappedByteBuffer dataMap = map(data);
+    RegisteredRegion indexRegion = server.register(TestFiles.mapFile(dir, index.array()));
+    MappedByteBuffer dataMap = TestFiles.mapFile(dir, data);
     int regions = (int) ((total + regionSize - 1) / regionSize);
     long[] addresses = new long[regions];
     int[] keys = new int[regions];
@@ -133,14 +127,6 @@ final class ReaderFixture implements AutoCloseable {
     }
   }
 
-  private MappedByteBuffer map(byte[] content) throws IOException {
-    File f = new File(dir, "file-" + (files++));
-    Files.write(f.toPath(), content);
-    try (FileChannel ch = FileChannel.open(f.toPath(), StandardOpenOption.READ)) {
-      return ch.map(FileChannel.MapMode.READ_ONLY, 0, content.length);
-    }
-  }
-
   static BlockFetch.Block block(Output o, int start, int end) {
     return new BlockFetch.Block(id(o, start, end), start, end, o.descriptor,
         new PeerAddress("127.0.0.1", 1));
@@ -151,15 +137,26 @@ final class ReaderFixture implements AutoCloseable {
   }
 
   /** Starts a fetch of these blocks (in memory, as under maxRemoteBlockSizeFetchToMem). */
-  Outcomes start(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks) {
-    Outcomes out = new Outcomes(blocks.size());
-    new BlockFetch(blocks, channel, out, null, transportConf, stats, cache).start();
+  FetchOutcomes start(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks) {
+    return start(cache, stats, blocks, null);
+  }
+
+  /** Starts a fetch; with {@code downloads}, blocks over the memory threshold go to files. */
+  FetchOutcomes start(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks,
+      DownloadFileManager downloads) {
+    FetchOutcomes out = new FetchOutcomes(blocks.size());
+    new BlockFetch(blocks, channel, out, downloads, transportConf, stats, cache).start();
     return out;
   }
 
-  Outcomes fetch(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks)
+  FetchOutcomes fetch(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks)
       throws Exception {
-    Outcomes out = start(cache, stats, blocks);
+    return fetch(cache, stats, blocks, null);
+  }
+
+  FetchOutcomes fetch(IndexCache cache, ReaderStats stats, List<BlockFetch.Block> blocks,
+      DownloadFileManager downloads) throws Exception {
+    FetchOutcomes out = start(cache, stats, blocks, downloads);
     out.all.get(30, TimeUnit.SECONDS);
     return out;
   }
@@ -168,46 +165,6 @@ final class ReaderFixture implements AutoCloseable {
   public void close() {
     client.close();
     server.close();
-  }
-
-  /** Outcomes by block id: the bytes (copied at once) and the buffer's class, or the error. */
-  static final class Outcomes implements BlockFetchingListener {
-    final Map<String, byte[]> bytes = new ConcurrentHashMap<>();
-    final Map<String, Throwable> failures = new ConcurrentHashMap<>();
-    final CompletableFuture<Void> all = new CompletableFuture<>();
-    final int expected;
-
-    Outcomes(int expected) {
-      this.expected = expected;
-    }
-
-    @Override
-    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
-      try {
-        ByteBuffer b = data.nioByteBuffer();
-        byte[] out = new byte[b.remaining()];
-        b.get(out);
-        if (out.length != data.size()) {
-          throw new IOException("size " + data.size() + " but " + out.length + " bytes");
-        }
-        bytes.put(blockId, out);
-      } catch (IOException e) {
-        failures.put(blockId, e);
-      }
-      done();
-    }
-
-    @Override
-    public void onBlockFetchFailure(String blockId, Throwable e) {
-      failures.put(blockId, e);
-      done();
-    }
-
-    private synchronized void done() {
-      if (bytes.size() + failures.size() == expected) {
-        all.complete(null);
-      }
-    }
   }
 
   /** The real channel, recording each batch's read lengths; can hold matching batches. */

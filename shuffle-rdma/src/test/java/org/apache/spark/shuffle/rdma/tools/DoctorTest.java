@@ -65,7 +65,7 @@ class DoctorTest {
   }
 
   @Test
-  void readsSparkDefaultsAndRejectsBadUsage() throws IOException {
+  void readsSparkDefaultsAndRejectsBadUsage() throws Exception {
     Path conf = tmp.resolve("spark-defaults.conf");
     Files.writeString(conf, "# comment\nspark.shuffle.rdma.device   rxe0:1\n"
         + "spark.shuffle.rdma.verbs.receivePoolSize=64m\n");

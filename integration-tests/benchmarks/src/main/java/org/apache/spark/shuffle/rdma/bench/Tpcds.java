@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -102,7 +103,8 @@ public final class Tpcds {
   /**
    * Generates every table at scale {@code sf} into {@code dir} unless already there. Writes to
    * a temporary sibling and renames it when complete, so an interrupted run leaves no
-   * half-written cache behind that a later run would trust.
+   * half-written cache behind that a later run would trust; when another process completes the
+   * same cache meanwhile, its copy is kept and this one is dropped.
    */
   public static void generate(SparkSession spark, double sf, Path dir, Progress progress)
       throws IOException {
@@ -152,7 +154,21 @@ public final class Tpcds {
           .parquet(tmp.resolve(t.getName()).toString());
     }
     Files.writeString(tmp.resolve(MARKER), LAYOUT + "\nscale=" + formatScale(sf) + "\n");
-    Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
+    publish(tmp, dir);
+  }
+
+  /**
+   * Renames the complete {@code tmp} to {@code dir}. When another process (a payload build
+   * beside the benchmark smoke) filled the same cache first, its copy has the same layout and
+   * scale: keep it and drop ours.
+   */
+  static void publish(Path tmp, Path dir) throws IOException {
+    try {
+      Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
+    } catch (FileSystemException e) {
+      if (!isCached(dir)) throw e;
+      deleteTree(tmp);
+    }
   }
 
   static String sqlType(ColumnType type) {

@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.DefaultFileRegion;
@@ -20,7 +22,9 @@ import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
  * written by Netty straight from the mapping or the file (no copy into a user-space
  * buffer). Holds one region reference, dropped once the write ended: by
  * {@link ServeEncoder} (this is the write's listener) or, on connections that take
- * network-common's own encoder path, when its message is released after the write.
+ * network-common's own encoder path, when its message is released after the write. Not a
+ * {@code SlicedManagedBuffer}: the view is made only when asked (nioByteBuffer, the input
+ * stream), so serving a read allocates no ByteBuffer.
  */
 final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutureListener {
   private final TcpRegion region;
@@ -46,7 +50,7 @@ final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutu
 
   @Override
   public InputStream createInputStream() {
-    return new org.apache.spark.util.io.ChunkedByteBuffer(nioByteBuffer()).toInputStream(false);
+    return new ByteBufInputStream(Unpooled.wrappedBuffer(nioByteBuffer()));
   }
 
   @Override

@@ -59,10 +59,6 @@ final class CmEventLoop implements Runnable {
     handlers.remove(id);
   }
 
-  RdmaEventChannel channel() {
-    return channel;
-  }
-
   @Override
   public void run() {
     while (running) {

@@ -20,11 +20,15 @@ public final class VerbsClassNames {
   /** Proves the loaded libdisni is ours (LibraryIdentity). */
   public static final String NATIVE_IDENTITY =
       "org.apache.spark.shuffle.rdma.transport.verbs.loader.isolated.NativeIdentity";
+  /** The plugin's own RDMA-CM calls (connection authentication); NativeLayerTest binds them. */
+  public static final String CM_NATIVE =
+      "org.apache.spark.shuffle.rdma.transport.verbs.impl.CmNative";
   /** DiSNI's JNI front; its code source is where the isolated loader finds DiSNI. */
   public static final String DISNI_DISPATCHER = "com.ibm.disni.verbs.impl.NativeDispatcher";
 
   /** Every name above, for the test that they resolve. */
-  static final String[] ALL = {TRANSPORT, NATIVE_PROBE, NATIVE_IDENTITY, DISNI_DISPATCHER};
+  static final String[] ALL = {TRANSPORT, NATIVE_PROBE, NATIVE_IDENTITY, CM_NATIVE,
+      DISNI_DISPATCHER};
 
   private VerbsClassNames() {}
 

@@ -14,6 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.verbs.VerbsTransportProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -66,13 +68,10 @@ class BundledLibraryTest {
 
   @Test
   void isolatesOnlyDisniAndTheVerbsImplementation() {
-    assertTrue(IsolatedVerbsClassLoader.isolated("com.ibm.disni.verbs.impl.NativeDispatcher"));
-    assertTrue(IsolatedVerbsClassLoader.isolated(
-        "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsTransport"));
-    assertTrue(!IsolatedVerbsClassLoader.isolated(
-        "org.apache.spark.shuffle.rdma.transport.ShuffleTransport"));
-    assertTrue(!IsolatedVerbsClassLoader.isolated(
-        "org.apache.spark.shuffle.rdma.transport.verbs.VerbsTransportProvider"));
+    assertTrue(IsolatedVerbsClassLoader.isolated(VerbsClassNames.DISNI_DISPATCHER));
+    assertTrue(IsolatedVerbsClassLoader.isolated(VerbsClassNames.TRANSPORT));
+    assertTrue(!IsolatedVerbsClassLoader.isolated(ShuffleTransport.class.getName()));
+    assertTrue(!IsolatedVerbsClassLoader.isolated(VerbsTransportProvider.class.getName()));
     assertTrue(IsolatedVerbsClassLoader.isolated(VerbsClassNames.NATIVE_IDENTITY));
     assertTrue(!IsolatedVerbsClassLoader.isolated(LibraryIdentity.class.getName()));
   }

@@ -173,8 +173,7 @@ class NativeLayerTest {
    */
   @Test
   void authenticationCallsBindAndFailCleanlyOnNullHandles() throws Exception {
-    Class<?> cm = Class.forName(
-        "org.apache.spark.shuffle.rdma.transport.verbs.impl.CmNative", true, loader);
+    Class<?> cm = Class.forName(VerbsClassNames.CM_NATIVE, true, loader);
     assertEquals(loader, cm.getClassLoader());
     Method data = cm.getDeclaredMethod("eventPrivateData", byte[].class);
     data.setAccessible(true);

@@ -13,7 +13,7 @@
 #           queries, a fault (one executor's registrations revoked between stages), each result
 #           equal to the sort shuffle's (computed on the host: reference/) and every counter
 #           asserted (see TwoHostVerbsRun's and TwoHostWorkloads' javadoc)
-# Payload layout: bin/make-verbs-vm-payload (lib/, app/demo.jar, jvm-opens).
+# Payload layout: integration-tests/softroce/make-payload (lib/, app/demo.jar, jvm-opens).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${SOFTROCE_ROLE:?}" "${GUEST_IP:?}" "${PEER_IP:?}" "${SOFTROCE_SHARED_DIR:?}"
@@ -106,7 +106,7 @@ major=${kernel%%.*}; rest=${kernel#*.}; minor=${rest%%.*}
 # 6.2 and later pin page-cache pages of a read-only shared mapping: no copy expected.
 if (( major > 6 || (major == 6 && minor >= 2) )); then export EXPECT_ZERO_PINNED_COPY=1; fi
 records=${SPARK_JOB_RECORDS:-40000}
-# The sort-shuffle reference, computed on the host by bin/make-verbs-vm-payload (else the
+# The sort-shuffle reference, computed on the host by integration-tests/softroce/make-payload (else the
 # driver computes it here in local[2], which costs minutes under emulation).
 reference="$here/reference/demo-$records-4.txt"
 [[ -f $reference ]] && export DEMO_REFERENCE_FILE=$reference

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs inside the Soft-RoCE guest (Debian bookworm, openjdk-17-jre-headless, rdma-core,
 # rxe0 ACTIVE). Env: RDMA_DEVICE (e.g. rxe0), GUEST_IP (the IPv4 of rxe0's netdev).
-# Payload layout (bin/make-verbs-vm-payload): this script, lib/*.jar (shuffle-rdma.jar + the
+# Payload layout (integration-tests/softroce/make-payload): this script, lib/*.jar (shuffle-rdma.jar + the
 # Spark runtime jars), app/demo.jar + app/log4j2-demo.properties, jvm-opens.
 # Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test (with
 # spark.authenticate: a reader with a wrong secret is run first and must be rejected, read
