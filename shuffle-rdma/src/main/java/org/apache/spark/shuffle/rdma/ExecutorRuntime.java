@@ -125,6 +125,7 @@ final class ExecutorRuntime implements AutoCloseable {
     transport.stats().snapshot().forEach((k, v) -> m.put("transport." + k, v));
     client.stats().addTo(m);
     m.put("registry.outputs", (long) registry.outputCount());
+    m.put("registry.registrations", registry.registrations());
     m.put("registry.bytes", registry.registeredBytes());
     m.put("metadata.tableFetches", tables.tableFetches());
     return m;

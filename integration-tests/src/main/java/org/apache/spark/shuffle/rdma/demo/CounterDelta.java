@@ -17,6 +17,9 @@ final class CounterDelta {
   static final Set<String> GAUGES = Set.of("transport.verbs", "transport.bytesRegistered",
       "transport.pinnedCopiedBytes", "registry.outputs", "registry.bytes");
 
+  /** Derived key: the registry.outputs gauge when the run started. */
+  static final String OUTPUTS_AT_START = "registry.outputsAtStart";
+
   private CounterDelta() {}
 
   static Map<String, Map<String, Long>> between(Map<String, Map<String, Long>> before,
@@ -26,6 +29,9 @@ final class CounterDelta {
       Map<String, Long> was = before.getOrDefault(exec, Map.of());
       Map<String, Long> d = new TreeMap<>();
       now.forEach((k, v) -> d.put(k, GAUGES.contains(k) ? v : v - was.getOrDefault(k, 0L)));
+      // What the executor served when the run started: with the registrations made during
+      // the run, the outputs a reader could have READ (cleanup may have dropped some since).
+      d.put(OUTPUTS_AT_START, was.getOrDefault("registry.outputs", 0L));
       out.put(exec, d);
     });
     return out;

@@ -37,6 +37,8 @@ public final class MapOutputRegistry {
   private final ConcurrentHashMap<Integer, ConcurrentHashMap<Long, RegisteredMapOutput>> outputs =
       new ConcurrentHashMap<>();
   private final AtomicLong registeredBytes = new AtomicLong();
+  /** Map outputs registered since start (a counter: cleanup does not lower it). */
+  private final AtomicLong registrations = new AtomicLong();
 
   public MapOutputRegistry(ShuffleTransport transport, long regionSize, String executorId) {
     if (regionSize <= 0 || regionSize > (1L << 30)) {
@@ -78,6 +80,7 @@ public final class MapOutputRegistry {
           .computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>())
           .put(mapId, out);
       registeredBytes.addAndGet(out.registeredBytes());
+      registrations.incrementAndGet();
       if (previous != null) {
         // Spark never commits one task attempt twice; if it did, the newer files win.
         registeredBytes.addAndGet(-previous.registeredBytes());
@@ -202,6 +205,11 @@ public final class MapOutputRegistry {
     Map<Long, RegisteredMapOutput> m = outputs.get(shuffleId);
     RegisteredMapOutput out = m == null ? null : m.get(mapId);
     return out == null ? null : out.descriptor();
+  }
+
+  /** Map outputs registered since this registry started, cleaned up or not. */
+  public long registrations() {
+    return registrations.get();
   }
 
   public int outputCount() {

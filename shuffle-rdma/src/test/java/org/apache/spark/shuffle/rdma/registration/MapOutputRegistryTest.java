@@ -66,8 +66,10 @@ class MapOutputRegistryTest {
       assertArrayEquals(marker, ReadResult.read(ch, d.dataAddress(2) + last, d.dataKey(2), marker.length));
       assertArrayEquals(marker, ReadResult.read(ch, d.dataAddress(2), d.dataKey(2), marker.length));
 
+      assertEquals(1, registry.registrations());
       registry.unregisterShuffle(0).get(30, TimeUnit.SECONDS);
       assertEquals(0, registry.outputCount());
+      assertEquals(1, registry.registrations(), "a counter: cleanup does not lower it");
       assertEquals(0, registry.registeredBytes());
       assertEquals(0, server.stats().regionsRegistered.get());
       assertEquals(0, server.stats().bytesRegistered.get());
