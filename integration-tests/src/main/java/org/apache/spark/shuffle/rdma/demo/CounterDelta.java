@@ -15,7 +15,8 @@ import java.util.TreeMap;
  */
 final class CounterDelta {
   static final Set<String> GAUGES = Set.of("transport.verbs", "transport.bytesRegistered",
-      "transport.pinnedCopiedBytes", "registry.outputs", "registry.bytes");
+      "transport.pinnedCopiedBytes", "transport.readDepth", "transport.queuePairsPerPeer",
+      "registry.outputs", "registry.bytes");
 
   private CounterDelta() {}
 
