@@ -83,6 +83,23 @@ public final class VerbsSelfTest {
     System.exit(0);
   }
 
+  /**
+   * Turns on VerbsTransport's debug lines, which show each connection's READ depths as
+   * offered, granted and reported by the RDMA-CM event (through log4j2, Spark's logging, if
+   * present; looked up by name so the test does not depend on it).
+   */
+  static void logReadDepths() {
+    try {
+      Class<?> level = Class.forName("org.apache.logging.log4j.Level");
+      Class.forName("org.apache.logging.log4j.core.config.Configurator")
+          .getMethod("setLevel", String.class, level)
+          .invoke(null, "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsTransport",
+              level.getField("DEBUG").get(null));
+    } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+      System.out.println("(no READ depth debug lines: " + e + ")");
+    }
+  }
+
   /** The byte at position i of every test file. */
   static byte expected(long i) {
     return (byte) ((i ^ (i >>> 8) ^ (i >>> 17)) * 0x9E + 1);
@@ -179,6 +196,7 @@ public final class VerbsSelfTest {
   // ---- server ----
 
   static void server(String ip, int port, Path dir) throws Exception {
+    logReadDepths();
     try (ShuffleTransport a = transport(ip, port); ShuffleTransport b = transport(ip, port + 1)) {
       writeFile(dir.resolve("a.bin"), SIZE_A);
       writeFile(dir.resolve("b.bin"), SIZE_B);
@@ -405,6 +423,7 @@ public final class VerbsSelfTest {
   }
 
   static void client(String ip, Path dir) throws Exception {
+    logReadDepths();
     try (ShuffleTransport t = transport(ip, 0)) {
       Properties p = load(dir.resolve("server.properties"));
       Target a = Target.of(p, "a");
