@@ -86,7 +86,8 @@ public final class VerbsSelfTest {
   /**
    * Turns on VerbsTransport's debug lines, which show each connection's READ depths as
    * offered, granted and reported by the RDMA-CM event (through log4j2, Spark's logging, if
-   * present; looked up by name so the test does not depend on it).
+   * present; looked up by name so the test does not depend on it). Called once a transport
+   * exists: Spark configures its logging when the first one is made, resetting levels.
    */
   static void logReadDepths() {
     try {
@@ -196,8 +197,8 @@ public final class VerbsSelfTest {
   // ---- server ----
 
   static void server(String ip, int port, Path dir) throws Exception {
-    logReadDepths();
     try (ShuffleTransport a = transport(ip, port); ShuffleTransport b = transport(ip, port + 1)) {
+      logReadDepths();
       writeFile(dir.resolve("a.bin"), SIZE_A);
       writeFile(dir.resolve("b.bin"), SIZE_B);
       RegisteredRegion ra = registerFile(a, dir.resolve("a.bin"), SIZE_A);
@@ -423,8 +424,8 @@ public final class VerbsSelfTest {
   }
 
   static void client(String ip, Path dir) throws Exception {
-    logReadDepths();
     try (ShuffleTransport t = transport(ip, 0)) {
+      logReadDepths();
       Properties p = load(dir.resolve("server.properties"));
       Target a = Target.of(p, "a");
       Target b = Target.of(p, "b");
