@@ -222,13 +222,19 @@ JNIEXPORT jint JNICALL JNI_FN(ackCmEvent)(JNIEnv *env, jobject self, jint event)
 }
 
 /*
- * The Java API does not pass RDMA READ depths, yet READ needs them: let librdmacm use the
- * device maxima (RDMA_MAX_*), negotiated down to what the peer offers.
+ * DiSNI's Java API does not pass RDMA READ depths: its connect/accept (below) let librdmacm
+ * use the device maxima (RDMA_MAX_*), negotiated down to what the peer offers. The verbs
+ * transport uses CmNative's connect/accept instead, which pass explicit depths.
  */
-void cm_fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry) {
+static uint8_t depth_or_max(jint depth, uint8_t max) {
+  return depth < 0 ? max : (uint8_t)(depth > 255 ? 255 : depth);
+}
+
+void cm_fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry,
+                        jint initiator_depth, jint responder_resources) {
   memset(param, 0, sizeof(*param));
-  param->responder_resources = RDMA_MAX_RESP_RES;
-  param->initiator_depth = RDMA_MAX_INIT_DEPTH;
+  param->responder_resources = depth_or_max(responder_resources, RDMA_MAX_RESP_RES);
+  param->initiator_depth = depth_or_max(initiator_depth, RDMA_MAX_INIT_DEPTH);
   param->retry_count = (uint8_t)(retry < 0 ? 7 : (retry > 7 ? 7 : retry));
   param->rnr_retry_count = (uint8_t)(rnr_retry < 0 ? 7 : (rnr_retry > 7 ? 7 : rnr_retry));
 }
@@ -241,7 +247,7 @@ JNIEXPORT void JNICALL JNI_FN(connect)(JNIEnv *env, jobject self, jlong id, jint
     return;
   }
   struct rdma_conn_param param;
-  cm_fill_conn_param(&param, retry, rnr_retry);
+  cm_fill_conn_param(&param, retry, rnr_retry, -1, -1);
   if (private_data != 0 && private_len != 0) {
     param.private_data = PTR(void, private_data);
     param.private_data_len = (uint8_t)private_len;
@@ -259,7 +265,7 @@ JNIEXPORT void JNICALL JNI_FN(accept)(JNIEnv *env, jobject self, jlong id, jint 
     return;
   }
   struct rdma_conn_param param;
-  cm_fill_conn_param(&param, retry, rnr_retry);
+  cm_fill_conn_param(&param, retry, rnr_retry, -1, -1);
   if (rdma_accept(cm_id, &param) != 0) {
     throw_io_errno(env, "rdma_accept", last_errno());
   }

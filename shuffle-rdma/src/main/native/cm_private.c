@@ -8,6 +8,10 @@
  * number, and its accept takes no private data. These functions are bound to our own class,
  * not to DiSNI's NativeDispatcher.
  *
+ * They also carry the RDMA READ depths: connect and accept take explicit initiator_depth and
+ * responder_resources, the depths of a CONNECT_REQUEST or ESTABLISHED event are kept with
+ * its private data, and the device's READ depth maxima are queried here.
+ *
  * The private data of the last CONNECT_REQUEST or ESTABLISHED event is kept per thread:
  * the CM event loop is the only thread that fetches events on its channel, and it reads the
  * data right after DiSNI's getCmEvent returned, before fetching the next event.
@@ -25,10 +29,14 @@
 static __thread uint8_t last_data[CM_PRIVATE_MAX];
 static __thread int last_len;
 static __thread uint32_t last_qp_num;
+static __thread uint8_t last_initiator_depth;
+static __thread uint8_t last_responder_resources;
 
 void cm_private_capture(const struct rdma_cm_event *event) {
   last_len = 0;
   last_qp_num = 0;
+  last_initiator_depth = 0;
+  last_responder_resources = 0;
   if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST &&
       event->event != RDMA_CM_EVENT_ESTABLISHED) {
     return;
@@ -43,6 +51,8 @@ void cm_private_capture(const struct rdma_cm_event *event) {
   }
   last_len = len;
   last_qp_num = conn->qp_num;
+  last_initiator_depth = conn->initiator_depth;
+  last_responder_resources = conn->responder_resources;
 }
 
 /* Copies the last event's private data into out; returns how many bytes were copied. */
@@ -64,6 +74,42 @@ JNIEXPORT jint JNICALL CM_NATIVE(eventQpNum)(JNIEnv *env, jclass cls) {
   (void)env;
   (void)cls;
   return (jint)last_qp_num;
+}
+
+/*
+ * The READ depths of the last CONNECT_REQUEST or ESTABLISHED event, as the event reports
+ * them: responder_resources in bits 0..7, initiator_depth in bits 8..15 (0 for other events).
+ */
+JNIEXPORT jint JNICALL CM_NATIVE(eventReadDepths)(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jint)last_responder_resources | ((jint)last_initiator_depth << 8);
+}
+
+/*
+ * The device's RDMA READ depth maxima from ibv_query_device: max_qp_rd_atom (READs one QP
+ * serves at once) in bits 0..15, max_qp_init_rd_atom (READs one QP may have outstanding)
+ * in bits 16..31, vendor_id in bits 32..63; -errno when the query fails. The context is
+ * DiSNI's IbvContext handle (the ibv_context pointer).
+ */
+JNIEXPORT jlong JNICALL CM_NATIVE(queryReadDepths)(JNIEnv *env, jclass cls, jlong context) {
+  (void)env;
+  (void)cls;
+  if (context == 0) {
+    return -EINVAL;
+  }
+  struct ibv_device_attr attr;
+  memset(&attr, 0, sizeof(attr));
+  int rc = ibv_query_device(PTR(struct ibv_context, context), &attr);
+  if (rc != 0) {
+    return rc > 0 ? -(jlong)rc : (jlong)rc;
+  }
+  int rd = attr.max_qp_rd_atom < 0 ? 0 : (attr.max_qp_rd_atom > 0xffff ? 0xffff
+                                                                       : attr.max_qp_rd_atom);
+  int init = attr.max_qp_init_rd_atom < 0
+                 ? 0
+                 : (attr.max_qp_init_rd_atom > 0xffff ? 0xffff : attr.max_qp_init_rd_atom);
+  return (jlong)rd | ((jlong)init << 16) | ((jlong)attr.vendor_id << 32);
 }
 
 /* Copies a Java array of at most CM_PRIVATE_MAX bytes; -1 (exception pending) otherwise. */
@@ -97,7 +143,8 @@ static const struct cm_establish CM_ACCEPT = {
 
 /* The connection parameters (retry counts, private data) and the call; throws on failure. */
 static void establish(JNIEnv *env, const struct cm_establish *how, jlong id, jint retry,
-                      jint rnr_retry, jbyteArray data) {
+                      jint rnr_retry, jint initiator_depth, jint responder_resources,
+                      jbyteArray data) {
   struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, how->id_what);
   if (cm_id == NULL) {
     return;
@@ -108,7 +155,8 @@ static void establish(JNIEnv *env, const struct cm_establish *how, jlong id, jin
     return;
   }
   struct rdma_conn_param param;
-  cm_fill_conn_param(&param, retry, rnr_retry);
+  cm_fill_conn_param(&param, retry, rnr_retry, initiator_depth,
+                     responder_resources);
   param.private_data = len > 0 ? buf : NULL;
   param.private_data_len = (uint8_t)len;
   if (how->call(cm_id, &param) != 0) {
@@ -117,15 +165,19 @@ static void establish(JNIEnv *env, const struct cm_establish *how, jlong id, jin
 }
 
 JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *env, jclass cls, jlong id, jint retry,
-                                          jint rnr_retry, jbyteArray data) {
+                                          jint rnr_retry, jint initiator_depth,
+                                          jint responder_resources, jbyteArray data) {
   (void)cls;
-  establish(env, &CM_CONNECT, id, retry, rnr_retry, data);
+  establish(env, &CM_CONNECT, id, retry, rnr_retry, initiator_depth, responder_resources,
+            data);
 }
 
 JNIEXPORT void JNICALL CM_NATIVE(accept)(JNIEnv *env, jclass cls, jlong id, jint retry,
-                                         jint rnr_retry, jbyteArray data) {
+                                         jint rnr_retry, jint initiator_depth,
+                                         jint responder_resources, jbyteArray data) {
   (void)cls;
-  establish(env, &CM_ACCEPT, id, retry, rnr_retry, data);
+  establish(env, &CM_ACCEPT, id, retry, rnr_retry, initiator_depth, responder_resources,
+            data);
 }
 
 /* Refuses a connection request (no QP was created for it); 0 or -errno. */

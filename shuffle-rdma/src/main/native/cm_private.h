@@ -23,7 +23,12 @@
  */
 void cm_private_capture(const struct rdma_cm_event *event);
 
-/* Fills RC connection parameters (READ depths at the device maxima, retry counts 0..7). */
-void cm_fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry);
+/*
+ * Fills RC connection parameters: retry counts clamped to 0..7 and the RDMA READ depths
+ * (initiator_depth: READs this side may have outstanding; responder_resources: READs it
+ * serves at once). A negative depth means "the device maximum" (librdmacm's RDMA_MAX_*).
+ */
+void cm_fill_conn_param(struct rdma_conn_param *param, jint retry, jint rnr_retry,
+                        jint initiator_depth, jint responder_resources);
 
 #endif

@@ -21,8 +21,12 @@
 
 JNIEXPORT jint JNICALL CM_NATIVE(eventPrivateData)(JNIEnv *, jclass, jbyteArray);
 JNIEXPORT jint JNICALL CM_NATIVE(eventQpNum)(JNIEnv *, jclass);
-JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *, jclass, jlong, jint, jint, jbyteArray);
-JNIEXPORT void JNICALL CM_NATIVE(accept)(JNIEnv *, jclass, jlong, jint, jint, jbyteArray);
+JNIEXPORT jint JNICALL CM_NATIVE(eventReadDepths)(JNIEnv *, jclass);
+JNIEXPORT jlong JNICALL CM_NATIVE(queryReadDepths)(JNIEnv *, jclass, jlong);
+JNIEXPORT void JNICALL CM_NATIVE(connect)(JNIEnv *, jclass, jlong, jint, jint, jint, jint,
+                                          jbyteArray);
+JNIEXPORT void JNICALL CM_NATIVE(accept)(JNIEnv *, jclass, jlong, jint, jint, jint, jint,
+                                         jbyteArray);
 JNIEXPORT jint JNICALL CM_NATIVE(reject)(JNIEnv *, jclass, jlong);
 
 static int failures;
@@ -58,7 +62,11 @@ static void capture(void) {
   struct fake_byte_array arr = {64, out};
 
   struct rdma_cm_event req = event_with(RDMA_CM_EVENT_CONNECT_REQUEST, sent, 56, 0x1234);
+  req.param.conn.responder_resources = 16;
+  req.param.conn.initiator_depth = 3;
   cm_private_capture(&req);
+  CHECK(CM_NATIVE(eventReadDepths)(env, NULL) == (16 | (3 << 8)), "connect request: depths %#x",
+        CM_NATIVE(eventReadDepths)(env, NULL));
   memset(sent, 0xee, sizeof(sent)); /* the ack frees it: the copy must not depend on it */
   jint n = CM_NATIVE(eventPrivateData)(env, NULL, fake_byte_array(&arr));
   CHECK(n == 56, "connect request: %d bytes, expected 56", n);
@@ -90,6 +98,7 @@ static void capture(void) {
   CHECK(CM_NATIVE(eventPrivateData)(env, NULL, fake_byte_array(&barr)) == 0,
         "disconnected: private data left over");
   CHECK(CM_NATIVE(eventQpNum)(env, NULL) == 0, "disconnected: qp_num left over");
+  CHECK(CM_NATIVE(eventReadDepths)(env, NULL) == 0, "disconnected: READ depths left over");
 
   /* A request without private data (an unauthenticated peer) reads as empty. */
   struct rdma_cm_event bare = event_with(RDMA_CM_EVENT_CONNECT_REQUEST, NULL, 56, 5);
@@ -102,21 +111,22 @@ static void bad_handles(void) {
   jbyte data[52];
   memset(data, 1, sizeof(data));
   struct fake_byte_array arr = {52, data};
-  CM_NATIVE(connect)(env, NULL, 0, 7, 7, fake_byte_array(&arr));
+  CM_NATIVE(connect)(env, NULL, 0, 7, 7, 16, 0, fake_byte_array(&arr));
   CHECK(fake_exception_pending() && strstr(fake_exception_message(), "null handle") != NULL,
         "connect(0): '%s'", fake_exception_message());
   fake_exception_clear();
-  CM_NATIVE(accept)(env, NULL, 0, 7, 7, fake_byte_array(&arr));
+  CM_NATIVE(accept)(env, NULL, 0, 7, 7, 0, 16, fake_byte_array(&arr));
   CHECK(fake_exception_pending() && strstr(fake_exception_message(), "null handle") != NULL,
         "accept(0): '%s'", fake_exception_message());
   fake_exception_clear();
-  CM_NATIVE(accept)(env, NULL, 12345, 7, 7, NULL);
+  CM_NATIVE(accept)(env, NULL, 12345, 7, 7, 0, 16, NULL);
   CHECK(fake_exception_pending() && strstr(fake_exception_message(), "stale") != NULL,
         "accept(made-up handle): '%s'", fake_exception_message());
   fake_exception_clear();
   CHECK(CM_NATIVE(reject)(env, NULL, 0) == -EINVAL, "reject(0)");
   CHECK(CM_NATIVE(reject)(env, NULL, 12345) == -EINVAL, "reject(made-up handle)");
   CHECK(!fake_exception_pending(), "reject threw");
+  CHECK(CM_NATIVE(queryReadDepths)(env, NULL, 0) == -EINVAL, "queryReadDepths(0)");
 }
 
 int main(void) {
@@ -127,7 +137,7 @@ int main(void) {
     fprintf(stderr, "test_cm_private: %d failure(s)\n", failures);
     return 1;
   }
-  printf("test_cm_private: private data and peer QP numbers captured per event, bad handles "
-         "refused\n");
+  printf("test_cm_private: private data, peer QP numbers and READ depths captured per event, "
+         "bad handles refused\n");
   return 0;
 }

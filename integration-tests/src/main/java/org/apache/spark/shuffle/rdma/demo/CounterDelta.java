@@ -15,7 +15,8 @@ import java.util.TreeMap;
  */
 final class CounterDelta {
   static final Set<String> GAUGES = Set.of("transport.verbs", "transport.bytesRegistered",
-      "transport.pinnedCopiedBytes", "registry.outputs", "registry.bytes");
+      "transport.pinnedCopiedBytes", "transport.readDepth", "transport.queuePairsPerPeer",
+      "registry.outputs", "registry.bytes");
 
   /** Derived key: the registry.outputs gauge when the run started. */
   static final String OUTPUTS_AT_START = "registry.outputsAtStart";

@@ -187,6 +187,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.VERBS_RECEIVE_POOL_SIZE());
   }
 
+  /** RC queue pairs per peer on verbs; 0: from the device (see QueuePairStriping). */
+  public int verbsQueuePairsPerPeer() {
+    return (Integer) get(RdmaConf.VERBS_QUEUE_PAIRS_PER_PEER());
+  }
+
   /** auto, shared, sharedWritable or private (see MapModeChoice). */
   public String verbsMapMode() {
     return get(RdmaConf.VERBS_MAP_MODE());

@@ -16,6 +16,8 @@ import java.util.function.Supplier;
 
 import org.apache.spark.shuffle.rdma.transport.verbs.BuddyAllocator;
 import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.QueuePairStriping;
+import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.BundledLibrary;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.LibraryChoice;
@@ -88,6 +90,7 @@ final class Doctor {
     boolean nativeOk = nativeLayer();
     if (nativeOk && choice != null && choice.ok()) {
       odp(choice.bindAddress());
+      readDepths(choice.bindAddress(), choice.port().device());
     }
     softRoce(host, sysfs);
     return report.finish();
@@ -283,6 +286,44 @@ final class Doctor {
     } catch (ReflectiveOperationException | RuntimeException e) {
       report.warn("ODP query failed: " + e, null);
     }
+  }
+
+  /** The device's RDMA READ depth maxima and the queue pairs per peer verbs would open. */
+  private void readDepths(String ip, String deviceName) {
+    try {
+      Class<?> probe = Class.forName(VerbsClassNames.NATIVE_PROBE, true, runtime.get().loader());
+      long packed = (Long) probe.getMethod("readDepths", String.class).invoke(null, ip);
+      ReadDepth.Device device = ReadDepth.Device.decode(packed);
+      report.info(depthLine(device));
+      try {
+        report.info(queuePairsLine(conf.queuePairsPerPeer(), deviceName, device));
+      } catch (IllegalArgumentException e) {
+        report.fail(e.getMessage(), "set spark.shuffle.rdma.verbs.queuePairsPerPeer=0");
+      }
+    } catch (InvocationTargetException e) {
+      report.warn("could not query the device's READ depths through rdma_cm on " + ip + ": "
+          + e.getCause().getMessage(), "check that " + ip + " belongs to the RDMA netdev");
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      report.warn("READ depth query failed: " + e, null);
+    }
+  }
+
+  static String depthLine(ReadDepth.Device d) {
+    if (!d.known()) {
+      return "RDMA READ depth: ibv_query_device failed; connections let librdmacm use the "
+          + "device maxima";
+    }
+    return "RDMA READ depth: max_qp_init_rd_atom " + d.maxQpInitRdAtom + " (READs one queue "
+        + "pair keeps outstanding), max_qp_rd_atom " + d.maxQpRdAtom + " (READs one queue pair "
+        + "serves at once); each connection uses the lesser of the reader's and the server's";
+  }
+
+  static String queuePairsLine(int configured, String deviceName, ReadDepth.Device d) {
+    int n = QueuePairStriping.perPeer(configured, deviceName, d.vendorId);
+    return "queue pairs per peer: " + n + " (spark.shuffle.rdma.verbs.queuePairsPerPeer="
+        + configured + (configured == 0 ? ": from the device, "
+            + (QueuePairStriping.softwareDevice(deviceName, d.vendorId) ? "software" : "hardware")
+            + " device " + deviceName : "") + ")";
   }
 
   private void softRoce(HostFacts host, RdmaSysfs sysfs) {

@@ -107,6 +107,11 @@ final class SparkDefaults {
     return get("verbs.odp").trim().toLowerCase(Locale.ROOT);
   }
 
+  /** spark.shuffle.rdma.verbs.queuePairsPerPeer (0: from the device). */
+  int queuePairsPerPeer() {
+    return Integer.parseInt(get("verbs.queuePairsPerPeer").trim());
+  }
+
   long receivePoolSize() {
     return bytes(get("verbs.receivePoolSize"));
   }

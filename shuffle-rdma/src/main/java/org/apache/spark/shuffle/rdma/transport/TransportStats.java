@@ -44,6 +44,14 @@ public final class TransportStats {
   public final AtomicLong pinnedCopiedBytes = new AtomicLong();
   /** Reads posted again on the replacement connection (flushed or waiting at the break). */
   public final AtomicLong readsRetried = new AtomicLong();
+  /**
+   * Gauge (verbs): the RDMA READ depth negotiated on the latest connection this executor
+   * opened, i.e. the READs one queue pair keeps outstanding at most; 0 before any (and on
+   * tcp).
+   */
+  public final AtomicLong readDepth = new AtomicLong();
+  /** Gauge (verbs): queue pairs this executor opens to each peer; 0 on tcp. */
+  public final AtomicLong queuePairsPerPeer = new AtomicLong();
 
   public TransportStats(boolean rdmaReads) {
     this.rdmaReads = rdmaReads;
@@ -72,6 +80,8 @@ public final class TransportStats {
     m.put("reconnects", reconnects.get());
     m.put("readsRetried", readsRetried.get());
     m.put("pinnedCopiedBytes", pinnedCopiedBytes.get());
+    m.put("readDepth", readDepth.get());
+    m.put("queuePairsPerPeer", queuePairsPerPeer.get());
     return m;
   }
 }

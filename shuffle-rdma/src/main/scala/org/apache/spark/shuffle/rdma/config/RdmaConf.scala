@@ -80,7 +80,8 @@ object RdmaConf {
   val MAX_READS_IN_FLIGHT_PER_PEER: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "maxReadsInFlightPerPeer")
       .doc("Reads one executor keeps in flight to one peer; more wait in the channel. Bounds " +
-        "send-queue depth on verbs and pending requests on tcp.")
+        "pending requests on tcp; on verbs each queue pair's send queue, which keeps at most " +
+        "the READ depth negotiated with the peer posted (see verbs.queuePairsPerPeer).")
       .version(V)
       .intConf
       .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
@@ -142,6 +143,19 @@ object RdmaConf {
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
       .createWithDefaultString("128m"))
+
+  val VERBS_QUEUE_PAIRS_PER_PEER: ConfigEntry[Int] = define(
+    ConfigBuilder(PREFIX + "verbs.queuePairsPerPeer")
+      .doc("RC queue pairs (connections) one executor opens to each peer on verbs; its reads " +
+        "to that peer are spread over them, each going to the one with the fewest reads " +
+        "outstanding. Each queue pair keeps at most its negotiated RDMA READ depth posted " +
+        "(the device's max_qp_init_rd_atom and the peer's max_qp_rd_atom, 16 on ConnectX), so " +
+        "small reads need several to fill a fast link. 0: from the device, 1 on software " +
+        "devices (rxe, siw), 4 on hardware. The doctor prints the depths and the count.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 0 && v <= 16, "must be in [0, 16]")
+      .createWithDefault(0))
 
   val VERBS_MAP_MODE: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "verbs.mapMode")
     .doc("How the verbs transport maps map output files for registration. 'shared': shared " +

@@ -77,6 +77,20 @@ class RdmaShuffleConfTest {
   }
 
   @Test
+  void queuePairsPerPeerDefaultsToTheDeviceAndIsRangeChecked() {
+    assertEquals(0, new RdmaShuffleConf(conf()).verbsQueuePairsPerPeer());
+    assertEquals(16, new RdmaShuffleConf(conf().set("spark.shuffle.rdma.verbs.queuePairsPerPeer",
+        "16")).verbsQueuePairsPerPeer());
+    for (String bad : new String[] {"17", "-1"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> new RdmaShuffleConf(conf().set("spark.shuffle.rdma.verbs.queuePairsPerPeer",
+              bad)));
+      assertTrue(e.getMessage().contains("spark.shuffle.rdma.verbs.queuePairsPerPeer")
+          && e.getMessage().contains("[0, 16]"), e.getMessage());
+    }
+  }
+
+  @Test
   void tooShortTimeoutFails() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> new RdmaShuffleConf(conf().set("spark.shuffle.rdma.readTimeout", "5ms")));

@@ -21,6 +21,7 @@ import java.util.Optional;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
+import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsRuntime;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.HostFacts;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.RdmaSysfs;
@@ -81,6 +82,21 @@ class DoctorTest {
    * The doctor cannot evaluate RdmaConf (no Spark under java -jar): its defaults come from the
    * generated file and must mean what the entries mean.
    */
+  @Test
+  void reportsReadDepthsAndQueuePairsPerPeer() {
+    ReadDepth.Device rxe = new ReadDepth.Device(128, 128, 0xFFFFFF);
+    String depth = Doctor.depthLine(rxe);
+    assertTrue(depth.contains("max_qp_init_rd_atom 128") && depth.contains("max_qp_rd_atom 128"),
+        depth);
+    String line = Doctor.queuePairsLine(0, "rxe0", rxe);
+    assertTrue(line.startsWith("queue pairs per peer: 1 ") && line.contains("software"), line);
+    line = Doctor.queuePairsLine(0, "mlx5_0", new ReadDepth.Device(16, 16, 0x02c9));
+    assertTrue(line.startsWith("queue pairs per peer: 4 ") && line.contains("hardware"), line);
+    assertTrue(Doctor.queuePairsLine(2, "rxe0", rxe).startsWith("queue pairs per peer: 2 "));
+    assertTrue(Doctor.depthLine(ReadDepth.Device.decode(-1)).contains("failed"));
+    assertEquals(0, SparkDefaults.empty().queuePairsPerPeer());
+  }
+
   @Test
   void defaultsComeFromRdmaConf() {
     SparkConf empty = new SparkConf(false);

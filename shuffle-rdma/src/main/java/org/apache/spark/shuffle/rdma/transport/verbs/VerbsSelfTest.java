@@ -47,7 +47,10 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * checks that a wrong rkey and an out-of-bounds READ fail with IBV_WC_REM_ACCESS_ERR while the
  * other peer's channel keeps working and a reconnect works, that one bad key in a batch fails
  * exactly that read while the others to the same peer complete on a fresh connection, and that a region deregistered and registered again is refused under its old key
- * and readable under its new one. Exit status 0 on success.
+ * and readable under its new one. A second client transport with
+ * spark.shuffle.rdma.verbs.queuePairsPerPeer=2 repeats the byte-exact reads and the bad-key
+ * case over two queue pairs per peer. Both print the negotiated RDMA READ depth. Exit status
+ * 0 on success.
  *
  * <p>With {@code VERBS_SELFTEST_SECRET} set, every transport runs with spark.authenticate and
  * that secret, so the client's connections are authenticated in the RDMA-CM private data.
@@ -80,13 +83,37 @@ public final class VerbsSelfTest {
     System.exit(0);
   }
 
+  /**
+   * Turns on VerbsTransport's debug lines, which show each connection's READ depths as
+   * offered, granted and reported by the RDMA-CM event (through log4j2, Spark's logging, if
+   * present; looked up by name so the test does not depend on it). Called once a transport
+   * exists: Spark configures its logging when the first one is made, resetting levels.
+   */
+  static void logReadDepths() {
+    try {
+      Class<?> level = Class.forName("org.apache.logging.log4j.Level");
+      Class.forName("org.apache.logging.log4j.core.config.Configurator")
+          .getMethod("setLevel", String.class, level)
+          .invoke(null, "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsTransport",
+              level.getField("DEBUG").get(null));
+    } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+      System.out.println("(no READ depth debug lines: " + e + ")");
+    }
+  }
+
   /** The byte at position i of every test file. */
   static byte expected(long i) {
     return (byte) ((i ^ (i >>> 8) ^ (i >>> 17)) * 0x9E + 1);
   }
 
   static ShuffleTransport transport(String ip, int port) throws IOException {
+    return transport(ip, port, 0);
+  }
+
+  /** {@code queuePairs}: spark.shuffle.rdma.verbs.queuePairsPerPeer (0: from the device). */
+  static ShuffleTransport transport(String ip, int port, int queuePairs) throws IOException {
     SparkConf conf = new SparkConf(false)
+        .set("spark.shuffle.rdma.verbs.queuePairsPerPeer", Integer.toString(queuePairs))
         .set("spark.shuffle.rdma.transport", "verbs")
         .set("spark.shuffle.rdma.bindAddress", ip)
         .set("spark.shuffle.rdma.port", Integer.toString(port))
@@ -171,6 +198,7 @@ public final class VerbsSelfTest {
 
   static void server(String ip, int port, Path dir) throws Exception {
     try (ShuffleTransport a = transport(ip, port); ShuffleTransport b = transport(ip, port + 1)) {
+      logReadDepths();
       writeFile(dir.resolve("a.bin"), SIZE_A);
       writeFile(dir.resolve("b.bin"), SIZE_B);
       RegisteredRegion ra = registerFile(a, dir.resolve("a.bin"), SIZE_A);
@@ -397,6 +425,7 @@ public final class VerbsSelfTest {
 
   static void client(String ip, Path dir) throws Exception {
     try (ShuffleTransport t = transport(ip, 0)) {
+      logReadDepths();
       Properties p = load(dir.resolve("server.properties"));
       Target a = Target.of(p, "a");
       Target b = Target.of(p, "b");
@@ -404,6 +433,10 @@ public final class VerbsSelfTest {
       TransportChannel chA = t.connect(a.peer());
       TransportChannel chC = t.connect(c.peer());
       check(chA == t.connect(a.peer()), "one channel per peer, shared");
+      long depth = t.stats().readDepth.get();
+      System.out.println("  READ depth negotiated: " + depth + ", queue pairs per peer: "
+          + t.stats().queuePairsPerPeer.get());
+      check(depth > 0, "no READ depth negotiated");
       manySizesAndOffsets(chA, a);
       manySizesAndOffsets(chC, c);
       System.out.println("byte-exact reads: ok");
@@ -414,6 +447,9 @@ public final class VerbsSelfTest {
       oneBadReadAmongGoodOnes(t, b);
       System.out.println("bad key fails one read, the others to that peer complete: ok");
       chA = t.connect(a.peer());
+
+      twoQueuePairs(ip, a, b);
+      System.out.println("two queue pairs per peer (queuePairsPerPeer=2): ok");
 
       expectRemoteAccessError(chA, a.address(), a.key() ^ 0x5a5a, 4096, "wrong rkey");
       readOk(chC, c, 0, 1 << 20); // the other peer's channel is unaffected
@@ -443,6 +479,47 @@ public final class VerbsSelfTest {
       if (Files.isDirectory(dir)) {
         Files.write(dir.resolve("cmd-stop"), new byte[0]); // lets the server exit either way
       }
+    }
+  }
+
+  /**
+   * Another reader with spark.shuffle.rdma.verbs.queuePairsPerPeer=2: two connections per
+   * peer behind one shared channel; a batch of small reads is spread over both (one sub-batch
+   * each), reads are byte-exact, and one bad key fails exactly that read and replaces only
+   * its queue pair (one reconnect, three connections in all).
+   */
+  static void twoQueuePairs(String ip, Target a, Target b) throws Exception {
+    try (ShuffleTransport t = transport(ip, 0, 2)) {
+      TransportChannel ch = t.connect(a.peer());
+      check(ch == t.connect(a.peer()), "one striped channel per peer, shared");
+      check(t.stats().queuePairsPerPeer.get() == 2, "queuePairsPerPeer gauge "
+          + t.stats().queuePairsPerPeer.get());
+      check(t.stats().connectionsOpened.get() == 2, t.stats().connectionsOpened.get()
+          + " connections for one peer, expected 2 queue pairs");
+      System.out.println("  READ depth negotiated: " + t.stats().readDepth.get() + " per queue "
+          + "pair, 2 queue pairs to " + a.peer());
+      long batches = t.stats().batchesPosted.get();
+      List<ReadRequest> batch = new ArrayList<>();
+      List<Outcome> outcomes = new ArrayList<>();
+      for (int i = 0; i < 64; i++) {
+        long off = (long) i * 4096 * 7;
+        Outcome o = new Outcome(off);
+        outcomes.add(o);
+        batch.add(new ReadRequest(a.address() + off, a.key(), 4096, o, null));
+      }
+      ch.read(batch);
+      for (Outcome o : outcomes) {
+        o.done.get(60, TimeUnit.SECONDS);
+      }
+      long posted = t.stats().batchesPosted.get() - batches;
+      check(posted == 2, "64 small reads went out as " + posted + " sub-batches, expected one "
+          + "per queue pair");
+      manySizesAndOffsets(ch, a);
+      oneBadReadAmongGoodOnes(t, b);
+      check(t.stats().connectionsOpened.get() == 3, t.stats().connectionsOpened.get()
+          + " connections, expected 2 queue pairs and 1 replacement");
+      readOk(t.connect(a.peer()), a, 4096, 100_000);
+      System.out.println("  2-queue-pair client stats " + t.stats().snapshot());
     }
   }
 

@@ -9,7 +9,9 @@ import java.io.IOException;
 /**
  * Our native layer's RDMA-CM calls that DiSNI 2.1's Java API lacks (native/cm_private.c):
  * the private data and peer QP number of the last CONNECT_REQUEST or ESTABLISHED event, and
- * connect/accept with private data, reject. Used for connection authentication. Ids are
+ * connect/accept with private data and explicit RDMA READ depths, reject, the READ depths of
+ * the last event and the device's READ depth maxima. Used for connection authentication
+ * and READ depth negotiation ({@code ReadDepth}). Ids are
  * DiSNI's cm id handles ({@code NatCmaIdPrivate.getObjId()}).
  */
 final class CmNative {
@@ -32,11 +34,24 @@ final class CmNative {
   /** The QP number of the peer of the last CONNECT_REQUEST or ESTABLISHED event. */
   static native int eventQpNum();
 
-  static native void connect(long id, int retry, int rnrRetry, byte[] privateData)
-      throws IOException;
+  /**
+   * The READ depths of the last CONNECT_REQUEST or ESTABLISHED event this thread fetched:
+   * responder_resources in bits 0..7, initiator_depth in bits 8..15.
+   */
+  static native int eventReadDepths();
 
-  static native void accept(long id, int retry, int rnrRetry, byte[] privateData)
-      throws IOException;
+  /**
+   * ibv_query_device of a context (DiSNI's IbvContext handle): max_qp_rd_atom in bits
+   * 0..15, max_qp_init_rd_atom in bits 16..31, vendor_id above; -errno on failure.
+   */
+  static native long queryReadDepths(long context);
+
+  /** Depths: a negative one passes librdmacm's RDMA_MAX_* (the device maximum). */
+  static native void connect(long id, int retry, int rnrRetry, int initiatorDepth,
+      int responderResources, byte[] privateData) throws IOException;
+
+  static native void accept(long id, int retry, int rnrRetry, int initiatorDepth,
+      int responderResources, byte[] privateData) throws IOException;
 
   /** Refuses a connection request; 0 or -errno. */
   static native int reject(long id);

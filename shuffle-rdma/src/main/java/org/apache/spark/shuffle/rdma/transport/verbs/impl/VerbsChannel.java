@@ -28,16 +28,22 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsSizing;
 import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
+import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadRecovery;
 import org.apache.spark.shuffle.rdma.transport.verbs.SlotTable;
 import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
 
 /**
- * The reading side of one RC connection to one peer, shared by every task of the executor.
+ * The reading side of one RC connection (one queue pair) to one peer, shared by every task
+ * of the executor; with spark.shuffle.rdma.verbs.queuePairsPerPeer above 1 it is one lane of
+ * a {@link StripedChannel}.
  *
  * <p>Reads queue here and are posted as chains of RDMA READ work requests (one
- * ibv_post_send, one doorbell per chain) while a send-queue slot and receive-pool memory
- * are free; the slot number is the work request id. Posting reuses pre-built
+ * ibv_post_send, one doorbell per chain) while a slot and receive-pool memory are free; the
+ * slot number is the work request id. The slot table holds the READ depth negotiated in the
+ * RDMA-CM handshake ({@link org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth}, at
+ * most the send queue), so no more READs than that are ever outstanding on the QP; the
+ * others wait here and are posted as completions free slots. Posting reuses pre-built
  * SVCPostSend objects (one per chain length), so the hot path allocates nothing in DiSNI.
  * Completions arrive on the owning {@link CompletionWorker}, which only polls: each
  * completed read's callback runs on the transport's callback executor, and its receive-pool
@@ -45,7 +51,8 @@ import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
  *
  * <p>Failures are isolated per read ({@link ReadRecovery}): a completion with its own error
  * fails that read only. The QP is then in error and the device flushes every other posted
- * read; this channel stops, a fresh connection to the same peer is started at once (counted
+ * read; this channel stops, a fresh connection to the same peer (the same lane) is started
+ * at once (counted
  * in {@code transport.reconnects}), and the flushed reads plus the ones still waiting are
  * posted there once, as are reads handed to this channel afterwards. A read flushed on that
  * second connection too fails. A channel that breaks without a read's error (timeout,
@@ -63,6 +70,8 @@ final class VerbsChannel implements TransportChannel, CmHandler {
 
   private final VerbsTransport transport;
   private final PeerAddress peer;
+  /** Which of the peer's queue pairs this is (0 .. queuePairsPerPeer - 1). */
+  final int lane;
   final RdmaCmId id;
   final CompletionWorker worker;
   private final CompletableFuture<VerbsChannel> established;
@@ -71,6 +80,15 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   private final long readTimeoutNanos;
   private final int maxReadLength;
   private int depth;
+  /** initiator_depth offered in the connect request; set on the CM thread before connecting. */
+  int offeredReadDepth;
+  /** The negotiated READ depth once established (0 before). */
+  private volatile int readDepth;
+  /**
+   * Reads waiting or posted, written under the lock after each pump, read without it by the
+   * striping choice; Integer.MAX_VALUE once the channel takes no reads.
+   */
+  private volatile int load;
   private final AtomicBoolean destroying = new AtomicBoolean();
 
   // Guarded by this.
@@ -99,10 +117,11 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   private SVCPollCq poll;
   private SVCReqNotify arm;
 
-  VerbsChannel(VerbsTransport transport, PeerAddress peer, RdmaCmId id, CompletionWorker worker,
-      CompletableFuture<VerbsChannel> established, int depth) {
+  VerbsChannel(VerbsTransport transport, PeerAddress peer, int lane, RdmaCmId id,
+      CompletionWorker worker, CompletableFuture<VerbsChannel> established, int depth) {
     this.transport = transport;
     this.peer = peer;
+    this.lane = lane;
     this.id = id;
     this.worker = worker;
     this.established = established;
@@ -152,7 +171,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
               + "it knows the application secret (spark.authenticate)"));
           break;
         }
-        activate();
+        activate(transport.negotiatedReadDepth(this, data));
         break;
       case RDMA_CM_EVENT_DISCONNECTED:
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -205,12 +224,23 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     this.depth = depth;
   }
 
-  private void activate() throws IOException {
+  /** The READ depth negotiated with the peer (0 before the connection is established). */
+  int readDepth() {
+    return readDepth;
+  }
+
+  /** Reads waiting or posted here, for the striping choice; MAX_VALUE once failed. */
+  int load() {
+    return load;
+  }
+
+  private void activate(int negotiatedReadDepth) throws IOException {
     synchronized (this) {
       if (state != State.CONNECTING) {
         return;
       }
-      slots = new SlotTable(depth);
+      readDepth = negotiatedReadDepth;
+      slots = new SlotTable(ReadDepth.window(depth, negotiatedReadDepth));
       posts = new SVCPostSend[MAX_CHAIN + 1];
       state = State.ACTIVE;
     }
@@ -339,6 +369,9 @@ final class VerbsChannel implements TransportChannel, CmHandler {
       }
       if (n > 0) {
         post(n);
+      }
+      if (state == State.ACTIVE) {
+        load = waiting.size() + slots.inFlight();
       }
     }
     if (tooLarge != null) {
@@ -533,6 +566,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   private List<ReadRequest> markFailedLocked(IOException cause) {
     recovery.onConnectionFailure();
     state = State.FAILED;
+    load = Integer.MAX_VALUE;
     failure = cause;
     failedAt = System.nanoTime();
     List<ReadRequest> dropped = new ArrayList<>(waiting);
@@ -554,6 +588,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
         return;
       }
       state = State.FAILED;
+      load = Integer.MAX_VALUE;
       failure = cause;
       failedAt = System.nanoTime();
       successor = next;
@@ -565,7 +600,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     // Outside the lock: connecting takes the transport's connect lock, which is held while
     // asking channels whether they are active.
     stats.reconnects.incrementAndGet();
-    transport.connectAsync(peer).whenComplete((ch, err) -> {
+    transport.connectAsync(peer, lane).whenComplete((ch, err) -> {
       if (err != null) {
         next.completeExceptionally(err);
       } else {
@@ -658,6 +693,6 @@ final class VerbsChannel implements TransportChannel, CmHandler {
 
   @Override
   public String toString() {
-    return "verbs channel to " + peer;
+    return "verbs channel to " + peer + (lane > 0 ? " (queue pair " + lane + ")" : "");
   }
 }

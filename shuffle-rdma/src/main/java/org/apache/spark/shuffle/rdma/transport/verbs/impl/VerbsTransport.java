@@ -36,7 +36,6 @@ import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.RdmaCm;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCRegMr;
 import com.ibm.disni.verbs.impl.NatObject;
@@ -50,6 +49,8 @@ import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.ConnectAuth;
 import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice;
 import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.QueuePairStriping;
+import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,8 +60,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Resources: one RDMA-CM event channel and listening id bound to the RDMA netdev's IP;
  * one protection domain for every registration; one receive pool; a fixed set of
- * {@link CompletionWorker}s; per peer one RC queue pair with its own small CQ (so a CQ can
- * never overflow and one peer's failure stays its own). The CM thread owns all cm ids.
+ * {@link CompletionWorker}s; per peer spark.shuffle.rdma.verbs.queuePairsPerPeer RC queue
+ * pairs (1 on software devices), each with its own small CQ (so a CQ can never overflow and
+ * one queue pair's failure stays its own). The CM thread owns all cm ids.
+ *
+ * <p>RDMA READ depth: every connection negotiates it explicitly ({@link ReadDepth}): the
+ * reader offers its device's max_qp_init_rd_atom as initiator_depth, the server grants at
+ * most its max_qp_rd_atom as responder_resources, and the reader's channel keeps no more
+ * READs than the lesser posted on that queue pair.
  *
  * <p>With spark.authenticate=true every connection is mutually authenticated in the
  * RDMA-CM private data ({@link ConnectAuth}): a request without a valid MAC is rejected
@@ -95,10 +102,16 @@ public final class VerbsTransport implements ShuffleTransport {
   private final boolean odp;
   /** Connection authentication; null without spark.authenticate. */
   private final ConnectAuth auth;
+  /** This device's READ depth maxima, from ibv_query_device. */
+  private final ReadDepth.Device device;
+  /** Queue pairs (lanes) this executor opens to each peer. */
+  private final int queuePairsPerPeer;
 
   private final Object connectLock = new Object();
-  private final Map<PeerAddress, VerbsChannel> channels = new HashMap<>(); // connectLock
-  private final Map<PeerAddress, CompletableFuture<VerbsChannel>> connecting = new HashMap<>();
+  private final Map<QpKey, VerbsChannel> channels = new HashMap<>(); // connectLock
+  private final Map<QpKey, CompletableFuture<VerbsChannel>> connecting = new HashMap<>();
+  /** With more than one queue pair per peer: the shared striped channel of each peer. */
+  private final Map<PeerAddress, StripedChannel> stripes = new HashMap<>(); // connectLock
   private final Set<VerbsChannel> allOutbound = ConcurrentHashMap.newKeySet();
   private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
   private final Set<VerbsRegion> regions = ConcurrentHashMap.newKeySet();
@@ -136,6 +149,15 @@ public final class VerbsTransport implements ShuffleTransport {
       listenId.listen(1024);
       context = listenId.getVerbs();
       contextHandle = ((NatObject) context).getObjId();
+      device = ReadDepth.Device.decode(CmNative.queryReadDepths(contextHandle));
+      try {
+        queuePairsPerPeer = QueuePairStriping.perPeer(settings.conf().verbsQueuePairsPerPeer(),
+            portId.contains(":") ? portId.substring(0, portId.indexOf(':')) : portId,
+            device.vendorId);
+      } catch (IllegalArgumentException e) {
+        throw new IOException(e.getMessage(), e);
+      }
+      stats.queuePairsPerPeer.set(queuePairsPerPeer);
       int odpCaps;
       try {
         odpCaps = context.queryOdpSupport();
@@ -176,6 +198,9 @@ public final class VerbsTransport implements ShuffleTransport {
         localAddress, portId, pool.capacity(), workers.length);
     LOG.info("verbs: map outputs are mapped {}; registered {}", mapChoice, odp
         ? "with on-demand paging (nothing pinned)" : "pinned (no on-demand paging)");
+    LOG.info("verbs: {}; {} queue pair(s) per peer (spark.shuffle.rdma.verbs.queuePairsPerPeer="
+        + "{}), each keeping at most its negotiated READ depth posted", device, queuePairsPerPeer,
+        settings.conf().verbsQueuePairsPerPeer());
     LOG.info("verbs: connections are {}", auth != null ? "authenticated with the application "
         + "secret (spark.authenticate)" : "not authenticated (spark.authenticate is off)");
   }
@@ -351,10 +376,44 @@ public final class VerbsTransport implements ShuffleTransport {
 
   // ---- reading side: connections ----
 
+  /**
+   * The channel to {@code peer}: its one queue pair, or with several per peer a
+   * {@link StripedChannel} over all of them, shared until one of its lanes broke (then a new
+   * one reuses the lanes that still work and waits for the replacement of the broken one).
+   */
   @Override
   public TransportChannel connect(PeerAddress peer) throws IOException {
+    if (queuePairsPerPeer == 1) {
+      return await(connectAsync(peer, 0), peer);
+    }
+    synchronized (connectLock) {
+      StripedChannel s = stripes.get(peer);
+      if (s != null && s.isActive()) {
+        return s;
+      }
+    }
+    List<CompletableFuture<VerbsChannel>> pending = new ArrayList<>(queuePairsPerPeer);
+    for (int lane = 0; lane < queuePairsPerPeer; lane++) {
+      pending.add(connectAsync(peer, lane));
+    }
+    VerbsChannel[] lanes = new VerbsChannel[queuePairsPerPeer];
+    for (int lane = 0; lane < lanes.length; lane++) {
+      lanes[lane] = await(pending.get(lane), peer);
+    }
+    synchronized (connectLock) {
+      StripedChannel s = stripes.get(peer);
+      if (s == null || !s.isActive() || !s.uses(lanes)) {
+        s = new StripedChannel(peer, lanes);
+        stripes.put(peer, s);
+      }
+      return s;
+    }
+  }
+
+  private static VerbsChannel await(CompletableFuture<VerbsChannel> f, PeerAddress peer)
+      throws IOException {
     try {
-      return connectAsync(peer).get();
+      return f.get();
     } catch (ExecutionException e) {
       Throwable c = e.getCause();
       throw c instanceof IOException ? (IOException) c : new IOException(c);
@@ -365,27 +424,29 @@ public final class VerbsTransport implements ShuffleTransport {
   }
 
   /**
-   * The active channel to {@code peer}, or the attempt to make one (shared by concurrent
-   * callers). Never blocks, so a completion path can start a replacement connection; the
-   * attempt fails after spark.shuffle.rdma.connectTimeout.
+   * The active channel on queue pair {@code lane} to {@code peer}, or the attempt to make one
+   * (shared by concurrent callers). Never blocks, so a completion path can start a
+   * replacement connection for the one lane that broke; the attempt fails after
+   * spark.shuffle.rdma.connectTimeout.
    */
-  CompletableFuture<VerbsChannel> connectAsync(PeerAddress peer) {
+  CompletableFuture<VerbsChannel> connectAsync(PeerAddress peer, int lane) {
+    QpKey key = new QpKey(peer, lane);
     synchronized (connectLock) {
       if (closed) {
         return CompletableFuture.failedFuture(new IOException("verbs transport is closed"));
       }
-      VerbsChannel ch = channels.get(peer);
+      VerbsChannel ch = channels.get(key);
       if (ch != null && ch.isActive()) {
         return CompletableFuture.completedFuture(ch);
       }
-      CompletableFuture<VerbsChannel> pending = connecting.get(peer);
+      CompletableFuture<VerbsChannel> pending = connecting.get(key);
       if (pending != null) {
         return pending;
       }
       CompletableFuture<VerbsChannel> raw = new CompletableFuture<>();
       CompletableFuture<VerbsChannel> result = new CompletableFuture<>();
       AtomicReference<VerbsChannel> started = new AtomicReference<>();
-      connecting.put(peer, result);
+      connecting.put(key, result);
       long timeoutMs = settings.conf().connectTimeoutMs();
       raw.orTimeout(timeoutMs, TimeUnit.MILLISECONDS).whenComplete((c, err) -> {
         IOException failure = null;
@@ -407,9 +468,9 @@ public final class VerbsTransport implements ShuffleTransport {
           }
         }
         synchronized (connectLock) {
-          connecting.remove(peer, result);
+          connecting.remove(key, result);
           if (failure == null) {
-            channels.put(peer, c);
+            channels.put(key, c);
             stats.connectionsOpened.incrementAndGet();
           }
         }
@@ -419,13 +480,13 @@ public final class VerbsTransport implements ShuffleTransport {
           result.completeExceptionally(failure);
         }
       });
-      cm.submit(() -> startConnect(peer, raw, started));
+      cm.submit(() -> startConnect(peer, lane, raw, started));
       return result;
     }
   }
 
   /** CM thread: create the id, bind it to our RDMA address, start resolving. */
-  private void startConnect(PeerAddress peer, CompletableFuture<VerbsChannel> done,
+  private void startConnect(PeerAddress peer, int lane, CompletableFuture<VerbsChannel> done,
       AtomicReference<VerbsChannel> started) {
     if (closed) {
       done.completeExceptionally(new IOException("verbs transport is closed"));
@@ -438,9 +499,10 @@ public final class VerbsTransport implements ShuffleTransport {
       done.completeExceptionally(e);
       return;
     }
-    VerbsChannel ch = new VerbsChannel(this, peer, id, workers[Math.floorMod(
+    // No more send-queue entries than READs the QP may have outstanding.
+    VerbsChannel ch = new VerbsChannel(this, peer, lane, id, workers[Math.floorMod(
         nextWorker.getAndIncrement(), workers.length)], done,
-        settings.conf().maxReadsInFlightPerPeer());
+        ReadDepth.window(settings.conf().maxReadsInFlightPerPeer(), ReadDepth.offer(device)));
     started.set(ch);
     allOutbound.add(ch);
     cm.register(id, ch);
@@ -498,18 +560,39 @@ public final class VerbsTransport implements ShuffleTransport {
   }
 
   /**
-   * CM thread, on ROUTE_RESOLVED after the QP exists: sends the connection request, with
-   * the authentication request as its private data when spark.authenticate is on.
+   * CM thread, on ROUTE_RESOLVED after the QP exists: sends the connection request, offering
+   * this device's max_qp_init_rd_atom as initiator_depth (and no responder resources: nobody
+   * reads from us on this QP), with the authentication request as its private data when
+   * spark.authenticate is on.
    */
   void connect(VerbsChannel ch) throws IOException {
-    if (auth == null) {
-      ch.id.connect(connParam());
-      return;
+    ch.offeredReadDepth = ReadDepth.offer(device);
+    if (auth != null) {
+      ch.authServer = ConnectAuth.endpoint((InetSocketAddress) ch.id.getDestination());
+      ch.authQpn = ch.qp.getQp_num();
+      ch.authRequest = auth.request(ch.authServer, ch.authQpn);
     }
-    ch.authServer = ConnectAuth.endpoint((InetSocketAddress) ch.id.getDestination());
-    ch.authQpn = ch.qp.getQp_num();
-    ch.authRequest = auth.request(ch.authServer, ch.authQpn);
-    CmNative.connect(handle(ch.id), RETRY, RETRY, ch.authRequest);
+    CmNative.connect(handle(ch.id), RETRY, RETRY, ch.offeredReadDepth, 0, ch.authRequest);
+  }
+
+  /**
+   * CM thread, on ESTABLISHED: the READ depth of this connection, the lesser of what we
+   * offered and what the server granted; logged at debug, kept in the readDepth gauge.
+   */
+  int negotiatedReadDepth(VerbsChannel ch, CmConnectData data) {
+    int granted = data == null ? 0 : ReadDepth.peerFigure(data.readDepths);
+    int depth = ReadDepth.negotiated(ch.offeredReadDepth, granted);
+    stats.readDepth.set(depth);
+    LOG.debug("verbs: connection to {} queue pair {}: READ depth {} (offered {}, granted {}, "
+        + "event depths 0x{}), {} posted at most", ch.peer(), ch.lane, depth,
+        ch.offeredReadDepth, granted, Integer.toHexString(data == null ? 0 : data.readDepths),
+        ReadDepth.window(ch.depth(), depth));
+    return depth;
+  }
+
+  /** This device's READ depth maxima (for tests and logs). */
+  ReadDepth.Device device() {
+    return device;
   }
 
   /**
@@ -532,13 +615,6 @@ public final class VerbsTransport implements ShuffleTransport {
 
   private static long handle(RdmaCmId id) {
     return ((NatObject) id).getObjId();
-  }
-
-  static RdmaConnParam connParam() throws IOException {
-    RdmaConnParam p = new RdmaConnParam();
-    p.setRetry_count((byte) RETRY);
-    p.setRnr_retry_count((byte) RETRY);
-    return p;
   }
 
   /**
@@ -581,12 +657,13 @@ public final class VerbsTransport implements ShuffleTransport {
       InboundConnection in = new InboundConnection(this, id, cq);
       cm.register(id, in);
       inbound.add(in);
-      if (auth == null) {
-        id.accept(connParam());
-      } else {
-        CmNative.accept(handle(id), RETRY, RETRY,
-            auth.reply(data.privateData, server, data.peerQpNum, qp.getQp_num()));
-      }
+      // Serve as many READs at once as the reader asked for, at most our max_qp_rd_atom.
+      int requested = data == null ? 0 : ReadDepth.peerFigure(data.readDepths);
+      int granted = ReadDepth.grant(requested, device);
+      LOG.debug("verbs: accepting {}: READ depth requested {}, granted {}", peerOf(id),
+          requested, granted);
+      CmNative.accept(handle(id), RETRY, RETRY, 0, granted, auth == null ? null
+          : auth.reply(data.privateData, server, data.peerQpNum, qp.getQp_num()));
     } catch (IOException | RuntimeException e) {
       LOG.warn("refusing RDMA connection request: {}", e.toString());
       IbvCQ c = cq;
@@ -635,7 +712,7 @@ public final class VerbsTransport implements ShuffleTransport {
     cm.unregister(ch.id);
     allOutbound.remove(ch);
     synchronized (connectLock) {
-      channels.remove(ch.peer(), ch);
+      channels.remove(new QpKey(ch.peer(), ch.lane), ch);
     }
     ch.failRemaining();
   }
@@ -727,6 +804,27 @@ public final class VerbsTransport implements ShuffleTransport {
     }
   }
 
+
+  /** One queue pair to one peer: the key of a channel. */
+  private static final class QpKey {
+    final PeerAddress peer;
+    final int lane;
+
+    QpKey(PeerAddress peer, int lane) {
+      this.peer = peer;
+      this.lane = lane;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof QpKey && ((QpKey) o).peer.equals(peer) && ((QpKey) o).lane == lane;
+    }
+
+    @Override
+    public int hashCode() {
+      return peer.hashCode() * 31 + lane;
+    }
+  }
 
   /** A teardown step whose failure must not stop the rest. */
   interface Step {

@@ -167,9 +167,10 @@ class NativeLayerTest {
   }
 
   /**
-   * The plugin's own CM calls (CmNative, for connection authentication) bind to the bundled
-   * library through the isolated loader: with no event fetched on this thread there is no
-   * private data; connect/accept with private data and reject refuse a null handle.
+   * The plugin's own CM calls (CmNative, for connection authentication and READ depths) bind
+   * to the bundled library through the isolated loader: with no event fetched on this thread
+   * there is no private data and no depths; the device query refuses a null context;
+   * connect/accept with depths and private data and reject refuse a null handle.
    */
   @Test
   void authenticationCallsBindAndFailCleanlyOnNullHandles() throws Exception {
@@ -184,11 +185,18 @@ class NativeLayerTest {
     Method reject = cm.getDeclaredMethod("reject", long.class);
     reject.setAccessible(true);
     assertTrue((Integer) reject.invoke(null, 0L) < 0);
+    Method depths = cm.getDeclaredMethod("eventReadDepths");
+    depths.setAccessible(true);
+    assertEquals(0, depths.invoke(null));
+    Method query = cm.getDeclaredMethod("queryReadDepths", long.class);
+    query.setAccessible(true);
+    assertTrue((Long) query.invoke(null, 0L) < 0, "a null context is refused (-EINVAL)");
     for (String name : new String[] {"connect", "accept"}) {
-      Method m = cm.getDeclaredMethod(name, long.class, int.class, int.class, byte[].class);
+      Method m = cm.getDeclaredMethod(name, long.class, int.class, int.class, int.class,
+          int.class, byte[].class);
       m.setAccessible(true);
       try {
-        m.invoke(null, 0L, 7, 7, new byte[52]);
+        m.invoke(null, 0L, 7, 7, 16, 0, new byte[52]);
         fail(name + " with a null handle must throw");
       } catch (InvocationTargetException e) {
         assertTrue(e.getCause() instanceof IOException, name + " threw " + e.getCause());
