@@ -50,14 +50,23 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * Transport benchmark: one JVM serves a file, another fetches N blocks of one size from it,
  * through (a) Spark's own block serving path (network-common, OpenBlocks-style stream of file
  * segments, {@link SparkBlockServer}) or (b) the plugin's transport (tcp, or verbs where RDMA
- * exists: the same one-sided reads of a registered mapping). Requests are grouped and kept
+ * exists: the same one-sided reads of a registered mapping). Mode {@code plugin} takes the
+ * transport from the serve argument / {@code -Dbench.transport}; modes {@code tcp} and
+ * {@code verbs} name it, so one run can hold both columns. With verbs the server JVM only
+ * registers the file through the ShuffleTransport SPI: the client's RDMA READs are served by
+ * the (soft or hardware) RDMA device, no server thread runs per block. Requests are grouped and kept
  * in flight the way Spark's fetcher does by default (spark.reducer.maxSizeInFlight 48 MiB,
  * requests of at most a fifth of it), and every block's first and last word are checked.
  *
  * <pre>
- *   serve spark|plugin FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
- *   fetch spark|plugin INFO_FILE SIZES BYTES_PER_SIZE
+ *   serve spark|plugin|tcp|verbs FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
+ *   fetch spark|plugin|tcp|verbs INFO_FILE SIZES BYTES_PER_SIZE
  * </pre>
+ * System properties {@code spark.shuffle.rdma.*} given to either JVM go into the plugin's
+ * configuration (e.g. {@code -Dspark.shuffle.rdma.device=rxe0}). On stderr the client logs,
+ * per size, the server's CPU per thread over the measured run (the threads that used any), and
+ * with {@code -Dbench.idleSeconds=N} the server's CPU over N seconds of doing nothing at the
+ * end (its idle threads' floor: GC, JIT, timers).
  * fetch prints one CSV row per size: mode,size,blocks,bytes,seconds,clientCpuS,serverCpuS,
  * requests (requests the client sent: RPCs plus chunk fetches for spark, reads for plugin).
  */
@@ -74,8 +83,8 @@ public final class TransportBench {
     } else if (args.length == 5 && args[0].equals("fetch")) {
       fetch(args[1], Paths.get(args[2]), args[3], Long.parseLong(args[4]), System.out);
     } else {
-      System.err.println("usage: serve spark|plugin FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]"
-          + " | fetch spark|plugin INFO_FILE SIZES BYTES_PER_SIZE");
+      System.err.println("usage: serve spark|plugin|tcp|verbs FILE BYTES BIND_HOST INFO_FILE"
+          + " [tcp|verbs] | fetch spark|plugin|tcp|verbs INFO_FILE SIZES BYTES_PER_SIZE");
       System.exit(2);
     }
   }
@@ -88,8 +97,19 @@ public final class TransportBench {
     return new TransportConf("shuffle", new MapConfigProvider(m));
   }
 
+  /** The plugin transport a mode names: tcp or verbs, or for "plugin" the given default. */
+  static String transportOf(String mode, String dflt) {
+    return mode.equals("tcp") || mode.equals("verbs") ? mode : dflt;
+  }
+
   static ShuffleTransport pluginTransport(String bindHost, String transport) throws IOException {
-    SparkConf conf = new SparkConf(false).set("spark.shuffle.rdma.transport", transport);
+    SparkConf conf = new SparkConf(false);
+    for (String k : System.getProperties().stringPropertyNames()) {
+      if (k.startsWith("spark.shuffle.rdma.")) {
+        conf.set(k, System.getProperty(k));
+      }
+    }
+    conf.set("spark.shuffle.rdma.transport", transport);
     return TransportFactory.create(new TransportSettings(new RdmaShuffleConf(conf), bindHost,
         null, "transport-bench", 1));
   }
@@ -107,7 +127,7 @@ public final class TransportBench {
       server = s;
       line = pid + " " + bindHost + " " + s.port() + " 0 0 " + file.length();
     } else {
-      ShuffleTransport t = pluginTransport(bindHost, transport);
+      ShuffleTransport t = pluginTransport(bindHost, transportOf(mode, transport));
       server = t;
       MappedByteBuffer map;
       try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
@@ -152,8 +172,8 @@ public final class TransportBench {
     int port = Integer.parseInt(f[2]);
     long fileLength = Long.parseLong(f[5]);
     try (Source src = mode.equals("spark") ? new SparkSource(host, port, fileLength)
-        : new PluginSource(host, port, Long.parseLong(f[3]), Integer.parseInt(f[4]),
-            fileLength)) {
+        : new PluginSource(transportOf(mode, System.getProperty("bench.transport", "tcp")),
+            host, port, Long.parseLong(f[3]), Integer.parseInt(f[4]), fileLength)) {
       for (String s : sizes.split(",")) {
         int size = (int) parseBytes(s);
         // Warm-up: JIT, connections, page cache; not measured.
@@ -162,15 +182,33 @@ public final class TransportBench {
         int blocks = (int) Math.max(4, bytesPerSize / size);
         long req0 = src.requests();
         double c0 = ProcStat.cpuSeconds(ProcessHandle.current().pid());
-        double s0 = ProcStat.cpuSeconds(serverPid);
+        Map<String, Double> th0 = ProcStat.threadCpuSeconds(serverPid);
+        double[] sc0 = ProcStat.cpu(serverPid);
+        double s0 = sc0[0];
         long t0 = System.nanoTime();
         run(src, size, blocks, fileLength);
         double secs = (System.nanoTime() - t0) / 1e9;
         double c1 = ProcStat.cpuSeconds(ProcessHandle.current().pid());
-        double s1 = ProcStat.cpuSeconds(serverPid);
+        double[] sc1 = ProcStat.cpu(serverPid);
+        double s1 = sc1[0];
+        Map<String, Double> th1 = ProcStat.threadCpuSeconds(serverPid);
         out.printf("%s,%d,%d,%d,%.4f,%.3f,%.3f,%d%n", mode, size, blocks, (long) blocks * size,
             secs, c1 - c0, s1 - s0, src.requests() - req0);
         out.flush();
+        System.err.printf("%s %d B x %d: server CPU %.3f s (user %.3f, system %.3f) in %.3f s;"
+            + " by thread: %s%n", mode, size, blocks, s1 - s0, sc1[1] - sc0[1], sc1[2] - sc0[2],
+            secs, ProcStat.describe(ProcStat.delta(th0, th1)));
+      }
+      long idle = Long.getLong("bench.idleSeconds", 0L);
+      if (idle > 0) {
+        Map<String, Double> th0 = ProcStat.threadCpuSeconds(serverPid);
+        double[] s0 = ProcStat.cpu(serverPid);
+        Thread.sleep(idle * 1000);
+        double[] s1 = ProcStat.cpu(serverPid);
+        System.err.printf("%s server idle: CPU %.3f s (user %.3f, system %.3f) in %d s;"
+            + " by thread: %s%n", mode, s1[0] - s0[0], s1[1] - s0[1], s1[2] - s0[2],
+            idle, ProcStat.describe(ProcStat.delta(th0,
+                ProcStat.threadCpuSeconds(serverPid))));
       }
     }
   }
@@ -303,9 +341,8 @@ public final class TransportBench {
     private final long fileLength;
     private final AtomicLong requests = new AtomicLong();
 
-    PluginSource(String host, int port, long address, int key, long fileLength)
-        throws IOException {
-      String transportName = System.getProperty("bench.transport", "tcp");
+    PluginSource(String transportName, String host, int port, long address, int key,
+        long fileLength) throws IOException {
       this.transport = pluginTransport(System.getProperty("bench.bind", "127.0.0.1"),
           transportName);
       this.channel = transport.connect(new PeerAddress(host, port));
