@@ -38,6 +38,7 @@ import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.TransportFactory;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadCallback;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -129,11 +130,20 @@ public final class TransportBench {
     } else {
       ShuffleTransport t = pluginTransport(bindHost, transportOf(mode, transport));
       server = t;
-      MappedByteBuffer map;
-      try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
-        map = ch.map(t.registrationMapMode(), 0, file.length());
+      // As the plugin's MapOutputRegistry does: the mode the transport asks for (verbs before
+      // Linux 6.2: a shared READ_WRITE mapping), once more with its fallback if the kernel
+      // refuses to pin it. Nothing writes through the mapping.
+      FileChannel.MapMode mapMode = t.registrationMapMode();
+      RegisteredRegion r;
+      try {
+        r = t.register(map(file, mapMode), BackingCheck.NONE, mapMode);
+      } catch (IOException e) {
+        FileChannel.MapMode fallback = t.registrationFallback(mapMode, e);
+        if (fallback == null || fallback == mapMode) {
+          throw e;
+        }
+        r = t.register(map(file, fallback), BackingCheck.NONE, fallback);
       }
-      RegisteredRegion r = t.register(map);
       line = pid + " " + t.localAddress().host() + " " + t.localAddress().port() + " "
           + r.address() + " " + r.key() + " " + file.length();
     }
@@ -149,6 +159,14 @@ public final class TransportBench {
       }
     }));
     new CountDownLatch(1).await();
+  }
+
+  private static MappedByteBuffer map(File file, FileChannel.MapMode mode) throws IOException {
+    try (FileChannel ch = mode == FileChannel.MapMode.READ_ONLY
+        ? FileChannel.open(file.toPath(), StandardOpenOption.READ)
+        : FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      return ch.map(mode, 0, file.length());
+    }
   }
 
   // ---- client -----------------------------------------------------------------------------
