@@ -38,6 +38,7 @@ import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.TransportFactory;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.MappedFileSource;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadCallback;
@@ -51,14 +52,23 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * Transport benchmark: one JVM serves a file, another fetches N blocks of one size from it,
  * through (a) Spark's own block serving path (network-common, OpenBlocks-style stream of file
  * segments, {@link SparkBlockServer}) or (b) the plugin's transport (tcp, or verbs where RDMA
- * exists: the same one-sided reads of a registered mapping). Requests are grouped and kept
+ * exists: the same one-sided reads of a registered mapping). Mode {@code plugin} takes the
+ * transport from the serve argument / {@code -Dbench.transport}; modes {@code tcp} and
+ * {@code verbs} name it, so one run can hold both columns. With verbs the server JVM only
+ * registers the file through the ShuffleTransport SPI: the client's RDMA READs are served by
+ * the (soft or hardware) RDMA device, no server thread runs per block. Requests are grouped and kept
  * in flight the way Spark's fetcher does by default (spark.reducer.maxSizeInFlight 48 MiB,
  * requests of at most a fifth of it), and every block's first and last word are checked.
  *
  * <pre>
- *   serve spark|plugin FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
- *   fetch spark|plugin INFO_FILE SIZES BYTES_PER_SIZE
+ *   serve spark|plugin|tcp|verbs FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
+ *   fetch spark|plugin|tcp|verbs INFO_FILE SIZES BYTES_PER_SIZE
  * </pre>
+ * System properties {@code spark.shuffle.rdma.*} given to either JVM go into the plugin's
+ * configuration (e.g. {@code -Dspark.shuffle.rdma.device=rxe0}). On stderr the client logs,
+ * per size, the server's CPU per thread over the measured run (the threads that used any), and
+ * with {@code -Dbench.idleSeconds=N} the server's CPU over N seconds of doing nothing at the
+ * end (its idle threads' floor: GC, JIT, timers).
  * fetch prints one CSV row per size: mode,size,blocks,bytes,seconds,clientCpuS,serverCpuS,
  * requests (requests the client sent: RPCs plus chunk fetches for spark, reads for plugin).
  */
@@ -75,8 +85,8 @@ public final class TransportBench {
     } else if (args.length == 5 && args[0].equals("fetch")) {
       fetch(args[1], Paths.get(args[2]), args[3], Long.parseLong(args[4]), System.out);
     } else {
-      System.err.println("usage: serve spark|plugin FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]"
-          + " | fetch spark|plugin INFO_FILE SIZES BYTES_PER_SIZE");
+      System.err.println("usage: serve spark|plugin|tcp|verbs FILE BYTES BIND_HOST INFO_FILE"
+          + " [tcp|verbs] | fetch spark|plugin|tcp|verbs INFO_FILE SIZES BYTES_PER_SIZE");
       System.exit(2);
     }
   }
@@ -89,14 +99,20 @@ public final class TransportBench {
     return new TransportConf("shuffle", new MapConfigProvider(m));
   }
 
+  /** The plugin transport a mode names: tcp or verbs, or for "plugin" the given default. */
+  static String transportOf(String mode, String dflt) {
+    return mode.equals("tcp") || mode.equals("verbs") ? mode : dflt;
+  }
+
   static ShuffleTransport pluginTransport(String bindHost, String transport) throws IOException {
-    SparkConf conf = new SparkConf(false).set("spark.shuffle.rdma.transport", transport);
     // Plugin settings to try (e.g. JAVA_TOOL_OPTIONS=-Dspark.shuffle.rdma.tcp.sendfileThreshold=0).
+    SparkConf conf = new SparkConf(false);
     for (String k : System.getProperties().stringPropertyNames()) {
       if (k.startsWith("spark.shuffle.rdma.")) {
         conf.set(k, System.getProperty(k));
       }
     }
+    conf.set("spark.shuffle.rdma.transport", transport);
     return TransportFactory.create(new TransportSettings(new RdmaShuffleConf(conf), bindHost,
         null, "transport-bench", 1));
   }
@@ -114,18 +130,28 @@ public final class TransportBench {
       server = s;
       line = pid + " " + bindHost + " " + s.port() + " 0 0 " + file.length();
     } else {
-      ShuffleTransport t = pluginTransport(bindHost, transport);
+      ShuffleTransport t = pluginTransport(bindHost, transportOf(mode, transport));
       server = t;
-      MappedByteBuffer map;
-      try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
-        map = ch.map(t.registrationMapMode(), 0, file.length());
-      }
-      // Registered as the plugin registers a map output: with the check it runs before
-      // every serve (the file still holds the registered bytes) and the file the mapping
-      // comes from (tcp sends large reads from it with sendfile).
+      // As the plugin's MapOutputRegistry does: the mode the transport asks for (verbs before
+      // Linux 6.2: a shared READ_WRITE mapping), once more with its fallback if the kernel
+      // refuses to pin it. Nothing writes through the mapping.
+      // Also with the check the plugin runs before every serve (the file still holds the
+      // registered bytes) and the file the mapping comes from (tcp sends large reads from it
+      // with sendfile).
       long registered = file.length();
-      RegisteredRegion r = t.register(map, () -> file.length() >= registered ? null
-          : "served file shrank", t.registrationMapMode(), new MappedFileSource(file, 0));
+      BackingCheck check = () -> file.length() >= registered ? null : "served file shrank";
+      MappedFileSource source = new MappedFileSource(file, 0);
+      FileChannel.MapMode mapMode = t.registrationMapMode();
+      RegisteredRegion r;
+      try {
+        r = t.register(map(file, mapMode), check, mapMode, source);
+      } catch (IOException e) {
+        FileChannel.MapMode fallback = t.registrationFallback(mapMode, e);
+        if (fallback == null || fallback == mapMode) {
+          throw e;
+        }
+        r = t.register(map(file, fallback), check, fallback, source);
+      }
       line = pid + " " + t.localAddress().host() + " " + t.localAddress().port() + " "
           + r.address() + " " + r.key() + " " + file.length();
     }
@@ -141,6 +167,14 @@ public final class TransportBench {
       }
     }));
     new CountDownLatch(1).await();
+  }
+
+  private static MappedByteBuffer map(File file, FileChannel.MapMode mode) throws IOException {
+    try (FileChannel ch = mode == FileChannel.MapMode.READ_ONLY
+        ? FileChannel.open(file.toPath(), StandardOpenOption.READ)
+        : FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      return ch.map(mode, 0, file.length());
+    }
   }
 
   // ---- client -----------------------------------------------------------------------------
@@ -164,8 +198,8 @@ public final class TransportBench {
     int port = Integer.parseInt(f[2]);
     long fileLength = Long.parseLong(f[5]);
     try (Source src = mode.equals("spark") ? new SparkSource(host, port, fileLength)
-        : new PluginSource(host, port, Long.parseLong(f[3]), Integer.parseInt(f[4]),
-            fileLength)) {
+        : new PluginSource(transportOf(mode, System.getProperty("bench.transport", "tcp")),
+            host, port, Long.parseLong(f[3]), Integer.parseInt(f[4]), fileLength)) {
       // Warm-up of both JVMs over every size first (JIT of the serving and receiving paths,
       // connections, page cache), not measured: with only the per-size warm-up below, the
       // JIT was still compiling during the first measured sizes (measured: three 64 KiB
@@ -183,23 +217,39 @@ public final class TransportBench {
             fileLength);
         int blocks = (int) Math.max(4, bytesPerSize / size);
         long req0 = src.requests();
-        double[] cs0 = ProcStat.userSystem(ProcessHandle.current().pid());
-        double[] ss0 = ProcStat.userSystem(serverPid);
+        double[] cc0 = ProcStat.cpu(ProcessHandle.current().pid());
+        double c0 = cc0[0];
+        Map<String, Double> th0 = ProcStat.threadCpuSeconds(serverPid);
+        double[] sc0 = ProcStat.cpu(serverPid);
+        double s0 = sc0[0];
         long t0 = System.nanoTime();
         run(src, size, blocks, fileLength);
         double secs = (System.nanoTime() - t0) / 1e9;
-        double[] cs1 = ProcStat.userSystem(ProcessHandle.current().pid());
-        double[] ss1 = ProcStat.userSystem(serverPid);
-        double c0 = cs0[0] + cs0[1];
-        double s0 = ss0[0] + ss0[1];
-        double c1 = cs1[0] + cs1[1];
-        double s1 = ss1[0] + ss1[1];
-        // The user / system split, for the log (the per-block model in docs/benchmarks.md).
-        System.err.printf("cpu-split %s %d client user %.2f sys %.2f server user %.2f sys %.2f%n",
-            mode, size, cs1[0] - cs0[0], cs1[1] - cs0[1], ss1[0] - ss0[0], ss1[1] - ss0[1]);
+        double[] cc1 = ProcStat.cpu(ProcessHandle.current().pid());
+        double c1 = cc1[0];
+        double[] sc1 = ProcStat.cpu(serverPid);
+        double s1 = sc1[0];
+        Map<String, Double> th1 = ProcStat.threadCpuSeconds(serverPid);
         out.printf("%s,%d,%d,%d,%.4f,%.3f,%.3f,%d%n", mode, size, blocks, (long) blocks * size,
             secs, c1 - c0, s1 - s0, src.requests() - req0);
         out.flush();
+        System.err.printf("%s %d B x %d: server CPU %.3f s (user %.3f, system %.3f) in %.3f s;"
+            + " by thread: %s%n", mode, size, blocks, s1 - s0, sc1[1] - sc0[1], sc1[2] - sc0[2],
+            secs, ProcStat.describe(ProcStat.delta(th0, th1)));
+        // The user / system split of both sides, for the per-block model in docs/benchmarks.md.
+        System.err.printf("cpu-split %s %d client user %.2f sys %.2f server user %.2f sys %.2f%n",
+            mode, size, cc1[1] - cc0[1], cc1[2] - cc0[2], sc1[1] - sc0[1], sc1[2] - sc0[2]);
+      }
+      long idle = Long.getLong("bench.idleSeconds", 0L);
+      if (idle > 0) {
+        Map<String, Double> th0 = ProcStat.threadCpuSeconds(serverPid);
+        double[] s0 = ProcStat.cpu(serverPid);
+        Thread.sleep(idle * 1000);
+        double[] s1 = ProcStat.cpu(serverPid);
+        System.err.printf("%s server idle: CPU %.3f s (user %.3f, system %.3f) in %d s;"
+            + " by thread: %s%n", mode, s1[0] - s0[0], s1[1] - s0[1], s1[2] - s0[2],
+            idle, ProcStat.describe(ProcStat.delta(th0,
+                ProcStat.threadCpuSeconds(serverPid))));
       }
     }
   }
@@ -332,9 +382,8 @@ public final class TransportBench {
     private final long fileLength;
     private final AtomicLong requests = new AtomicLong();
 
-    PluginSource(String host, int port, long address, int key, long fileLength)
-        throws IOException {
-      String transportName = System.getProperty("bench.transport", "tcp");
+    PluginSource(String transportName, String host, int port, long address, int key,
+        long fileLength) throws IOException {
       this.transport = pluginTransport(System.getProperty("bench.bind", "127.0.0.1"),
           transportName);
       this.channel = transport.connect(new PeerAddress(host, port));
