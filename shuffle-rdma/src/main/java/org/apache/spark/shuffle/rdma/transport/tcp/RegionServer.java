@@ -37,10 +37,6 @@ final class RegionServer extends RpcHandler {
     this.authenticate = authenticate;
   }
 
-  TcpRegion add(ByteBuffer memory, BackingCheck backing) {
-    return add(memory, backing, null, 0L);
-  }
-
   /** Registers memory; {@code file} (may be null) is then owned by the region. */
   TcpRegion add(ByteBuffer memory, BackingCheck backing, FileChannel file, long fileOffset) {
     while (true) {

@@ -38,10 +38,6 @@ final class TcpRegion implements RegisteredRegion {
   private final BackingCheck backing;
   private volatile boolean live = true;
 
-  TcpRegion(int key, ByteBuffer memory, BackingCheck backing) {
-    this(key, memory, backing, null, 0L);
-  }
-
   TcpRegion(int key, ByteBuffer memory, BackingCheck backing, FileChannel file,
       long fileOffset) {
     this.key = key;

@@ -138,10 +138,20 @@ public final class TcpTransport implements ShuffleTransport {
 
   @Override
   public RegisteredRegion register(ByteBuffer memory, BackingCheck backing) {
+    checkLength(memory);
+    return add(memory, backing, null, 0L);
+  }
+
+  private static void checkLength(ByteBuffer memory) {
     if (memory.limit() <= 0 || memory.limit() > (1L << 30)) {
       throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + memory.limit());
     }
-    TcpRegion region = regionServer.add(memory, backing);
+  }
+
+  /** Registers a checked region; {@code file} (may be null) is then owned by the region. */
+  private TcpRegion add(ByteBuffer memory, BackingCheck backing, FileChannel file,
+      long fileOffset) {
+    TcpRegion region = regionServer.add(memory, backing, file, fileOffset);
     stats.regionsRegistered.incrementAndGet();
     stats.bytesRegistered.addAndGet(memory.limit());
     return region;
@@ -153,9 +163,7 @@ public final class TcpTransport implements ShuffleTransport {
     if (source == null || sendfileThreshold <= 0 || memory.limit() < sendfileThreshold) {
       return register(memory, backing); // no read of it could go by sendfile
     }
-    if (memory.limit() <= 0 || memory.limit() > (1L << 30)) {
-      throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + memory.limit());
-    }
+    checkLength(memory); // before the descriptor is opened: a refusal leaks nothing
     FileChannel file;
     try {
       // Opened now, like the mapping: both name this inode even if the path changes later.
@@ -163,10 +171,7 @@ public final class TcpTransport implements ShuffleTransport {
     } catch (IOException | RuntimeException e) {
       return register(memory, backing); // served from the mapping, as without a source
     }
-    TcpRegion region = regionServer.add(memory, backing, file, source.offset());
-    stats.regionsRegistered.incrementAndGet();
-    stats.bytesRegistered.addAndGet(memory.limit());
-    return region;
+    return add(memory, backing, file, source.offset());
   }
 
   @Override
