@@ -65,7 +65,6 @@ echo "-- server log"; tail -n 50 "$work/server.log"
 # demo fail unless every executor ran verbs (transport=verbs already refuses to fall back).
 # spark.authenticate is on here (the executors get the secret from Spark, so every verbs
 # connection between them is authenticated); the skewed job below runs without it.
-phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records, spark.authenticate on"
 mkdir -p "$work/spark-home/jars"
 export SPARK_HOME="$work/spark-home" SPARK_SCALA_VERSION=2.13 SPARK_LOCAL_IP="$GUEST_IP"
 export EXPECT_TRANSPORT=verbs
@@ -74,34 +73,46 @@ export EXPECT_TRANSPORT=verbs
 export DEMO_REFERENCE_MASTER="local[2]"
 log_conf="$here/app/log4j2-demo.properties"
 exec_opts="-Dlog4j2.configurationFile=$log_conf ${fast_jvm[*]}"
-set +e
-timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "$cp" \
-  org.apache.spark.deploy.SparkSubmit \
-  --master 'local-cluster[2,1,768]' \
-  --class org.apache.spark.shuffle.rdma.demo.ShuffleDemo \
-  --conf spark.executor.extraClassPath="$cp" \
-  --conf "spark.executor.extraJavaOptions=$exec_opts" \
-  --conf spark.executor.memory=512m \
-  --conf spark.shuffle.rdma.transport=verbs \
-  --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
-  --conf spark.shuffle.rdma.verbs.receivePoolSize=32m \
-  --conf spark.authenticate=true \
-  --conf spark.authenticate.secret="$secret" \
-  --conf spark.shuffle.readHostLocalDisk=false \
-  --conf spark.driver.host="$GUEST_IP" \
-  --conf spark.ui.enabled=false \
-  --conf spark.network.timeout=600s \
-  --conf spark.executor.heartbeatInterval=60s \
-  "$here/app/demo.jar" "$SPARK_JOB_RECORDS" 4 2>&1 | while IFS= read -r l; do
-    # everything to the console; the summary lines also as progress
-    case "$l" in
-      "== "*|*"plugin reader."*|*"plugin transport."*|"remote blocks"*|"job wall"*) phase "  $l" ;;
-      *) echo "$l" ;;
-    esac
-  done
-job=${PIPESTATUS[0]}
-set -e
-[[ $job -eq 0 ]] || { phase "Spark job on verbs FAILED (status $job)"; exit 1; }
+
+# spark_on_verbs NAME CLASS "EXTRA CONF..." ARGS...: one demo app on local-cluster[2,1,768]
+# over verbs; its summary lines also go out as progress; exits the test if the app fails.
+spark_on_verbs() {
+  local name=$1 class=$2 extra=$3 job
+  shift 3
+  local conf=()
+  for c in $extra; do conf+=(--conf "$c"); done
+  set +e
+  timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "$cp" \
+    org.apache.spark.deploy.SparkSubmit \
+    --master 'local-cluster[2,1,768]' \
+    --class "$class" \
+    --conf spark.executor.extraClassPath="$cp" \
+    --conf "spark.executor.extraJavaOptions=$exec_opts" \
+    --conf spark.executor.memory=512m \
+    --conf spark.shuffle.rdma.transport=verbs \
+    --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
+    --conf spark.shuffle.readHostLocalDisk=false \
+    --conf spark.driver.host="$GUEST_IP" \
+    --conf spark.ui.enabled=false \
+    --conf spark.network.timeout=600s \
+    --conf spark.executor.heartbeatInterval=60s \
+    "${conf[@]}" \
+    "$here/app/demo.jar" "$@" 2>&1 | while IFS= read -r l; do
+      # everything to the console; the summary lines also as progress
+      case "$l" in
+        "== "*|*"plugin reader."*|*"plugin transport."*|"remote blocks"*|"job wall"*) phase "  $l" ;;
+        *) echo "$l" ;;
+      esac
+    done
+  job=${PIPESTATUS[0]}
+  set -e
+  [[ $job -eq 0 ]] || { phase "$name FAILED (status $job)"; exit 1; }
+}
+
+phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records, spark.authenticate on"
+spark_on_verbs "Spark job on verbs" org.apache.spark.shuffle.rdma.demo.ShuffleDemo \
+  "spark.shuffle.rdma.verbs.receivePoolSize=32m spark.authenticate=true spark.authenticate.secret=$secret" \
+  "$SPARK_JOB_RECORDS" 4
 
 # A skewed shuffle (SkewDemo): per map task a SKEW_MB (default 12) MiB block for partition 0, with
 # a 4 MiB receive pool (reads of at most 1 MiB), 4 MiB regions (the block crosses region
@@ -111,31 +122,7 @@ set -e
 # and the bytes pinned as private copies.
 : "${SKEW_MB:=12}"
 phase "skewed Spark job on verbs: local-cluster[2,1,768], ${SKEW_MB} MiB per map to one partition"
-set +e
-timeout 1200 java "${java_opts[@]}" -Dlog4j2.configurationFile="$log_conf" -cp "$cp" \
-  org.apache.spark.deploy.SparkSubmit \
-  --master 'local-cluster[2,1,768]' \
-  --class org.apache.spark.shuffle.rdma.demo.SkewDemo \
-  --conf spark.executor.extraClassPath="$cp" \
-  --conf "spark.executor.extraJavaOptions=$exec_opts" \
-  --conf spark.executor.memory=512m \
-  --conf spark.shuffle.rdma.transport=verbs \
-  --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
-  --conf spark.shuffle.rdma.verbs.receivePoolSize=4m \
-  --conf spark.shuffle.rdma.regionSize=4m \
-  --conf spark.network.maxRemoteBlockSizeFetchToMem=2m \
-  --conf spark.shuffle.readHostLocalDisk=false \
-  --conf spark.driver.host="$GUEST_IP" \
-  --conf spark.ui.enabled=false \
-  --conf spark.network.timeout=600s \
-  --conf spark.executor.heartbeatInterval=60s \
-  "$here/app/demo.jar" "$SKEW_MB" 4 2 2>&1 | while IFS= read -r l; do
-    case "$l" in
-      "== "*|*"plugin reader."*|*"plugin transport."*) phase "  $l" ;;
-      *) echo "$l" ;;
-    esac
-  done
-job=${PIPESTATUS[0]}
-set -e
-[[ $job -eq 0 ]] || { phase "skewed Spark job on verbs FAILED (status $job)"; exit 1; }
+spark_on_verbs "skewed Spark job on verbs" org.apache.spark.shuffle.rdma.demo.SkewDemo \
+  "spark.shuffle.rdma.verbs.receivePoolSize=4m spark.shuffle.rdma.regionSize=4m spark.network.maxRemoteBlockSizeFetchToMem=2m" \
+  "$SKEW_MB" 4 2
 phase "all guest tests passed"

@@ -33,6 +33,7 @@ import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsClassNames;
 
 /**
  * End-to-end test of the verbs transport on a real (or Soft-RoCE) device, in two JVMs that
@@ -84,18 +85,22 @@ public final class VerbsSelfTest {
   }
 
   /**
-   * Turns on VerbsTransport's debug lines, which show each connection's READ depths as
-   * offered, granted and reported by the RDMA-CM event (through log4j2, Spark's logging, if
+   * Turns on the debug lines that show each connection's READ depths as offered, granted
+   * and reported by the RDMA-CM event, on both sides (through log4j2, Spark's logging, if
    * present; looked up by name so the test does not depend on it). Called once a transport
    * exists: Spark configures its logging when the first one is made, resetting levels.
    */
   static void logReadDepths() {
     try {
       Class<?> level = Class.forName("org.apache.logging.log4j.Level");
-      Class.forName("org.apache.logging.log4j.core.config.Configurator")
-          .getMethod("setLevel", String.class, level)
-          .invoke(null, "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsTransport",
-              level.getField("DEBUG").get(null));
+      java.lang.reflect.Method setLevel = Class.forName(
+          "org.apache.logging.log4j.core.config.Configurator")
+          .getMethod("setLevel", String.class, level);
+      Object debug = level.getField("DEBUG").get(null);
+      for (String logger : new String[] {VerbsClassNames.OUTBOUND_CONNECTION,
+          VerbsClassNames.ACCEPTOR}) {
+        setLevel.invoke(null, logger, debug);
+      }
     } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
       System.out.println("(no READ depth debug lines: " + e + ")");
     }

@@ -16,13 +16,13 @@ import com.ibm.disni.verbs.RdmaCmId;
  * peer disconnects, then it is torn down on the CM thread.
  */
 final class InboundConnection implements CmHandler {
-  private final VerbsTransport transport;
+  private final VerbsAcceptor acceptor;
   final RdmaCmId id;
   final IbvCQ cq;
   private boolean destroyed;
 
-  InboundConnection(VerbsTransport transport, RdmaCmId id, IbvCQ cq) {
-    this.transport = transport;
+  InboundConnection(VerbsAcceptor acceptor, RdmaCmId id, IbvCQ cq) {
+    this.acceptor = acceptor;
     this.id = id;
     this.cq = cq;
   }
@@ -46,7 +46,7 @@ final class InboundConnection implements CmHandler {
       return;
     }
     destroyed = true;
-    transport.forgetInbound(this);
+    acceptor.forget(this);
     VerbsTransport.quietly(() -> id.disconnect());
     VerbsTransport.quietly(() -> id.destroyQP());
     VerbsTransport.quietly(() -> cq.destroyCQ());

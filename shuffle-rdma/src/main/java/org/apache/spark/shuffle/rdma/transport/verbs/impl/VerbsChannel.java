@@ -7,26 +7,18 @@ package org.apache.spark.shuffle.rdma.transport.verbs.impl;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvQP;
-import com.ibm.disni.verbs.IbvSendWR;
-import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.IbvWC;
-import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.SVCPollCq;
-import com.ibm.disni.verbs.SVCPostSend;
-import com.ibm.disni.verbs.SVCReqNotify;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
-import org.apache.spark.shuffle.rdma.transport.verbs.VerbsSizing;
 import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadRecovery;
@@ -34,19 +26,21 @@ import org.apache.spark.shuffle.rdma.transport.verbs.SlotTable;
 import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
 
 /**
- * The reading side of one RC connection (one queue pair) to one peer, shared by every task
- * of the executor; with spark.shuffle.rdma.verbs.queuePairsPerPeer above 1 it is one lane of
- * a {@link StripedChannel}.
+ * The reads on one RC connection (one queue pair) to one peer, shared by every task of the
+ * executor; with spark.shuffle.rdma.verbs.queuePairsPerPeer above 1 it is one lane of a
+ * {@link StripedChannel}. Its job is the life of each read: queue, post, complete, retry or
+ * fail. The {@link VerbsConnector} creates it and its QP, its {@link OutboundConnection}
+ * activates it when the handshake is done, its {@link CompletionAgent} hands it completions.
  *
  * <p>Reads queue here and are posted as chains of RDMA READ work requests (one
- * ibv_post_send, one doorbell per chain) while a slot and receive-pool memory are free; the
- * slot number is the work request id. The slot table holds the READ depth negotiated in the
+ * ibv_post_send, one doorbell per chain, by its {@link ReadChainPoster}) while a slot and
+ * receive-pool memory are free; the slot number is the work request id. The slot table holds the READ depth negotiated in the
  * RDMA-CM handshake ({@link org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth}, at
  * most the send queue), so no more READs than that are ever outstanding on the QP; the
  * others wait here and are posted as completions free slots. Posting reuses pre-built
  * SVCPostSend objects (one per chain length), so the hot path allocates nothing in DiSNI.
- * Completions arrive on the owning {@link CompletionWorker}, which only polls: each
- * completed read's callback runs on the transport's callback executor, and its receive-pool
+ * Completions arrive on the owning {@link CompletionAgent}, which only polls: each
+ * completed read's callback runs on the {@link CallbackDispatcher}, and its receive-pool
  * memory returns to the pool after the callback.
  *
  * <p>Failures are isolated per read ({@link ReadRecovery}): a completion with its own error
@@ -59,29 +53,25 @@ import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
  * disconnect, failed post, close) fails its reads. Other peers' channels have their own QP
  * and CQ and are not affected.
  */
-final class VerbsChannel implements TransportChannel, CmHandler {
-  /** Longest chain posted with one doorbell. */
-  static final int MAX_CHAIN = 16;
-  private static final int POLL_BATCH = 32;
+final class VerbsChannel implements TransportChannel, CqPoller.Sink {
+  private static final int MAX_CHAIN = ReadChainPoster.MAX_CHAIN;
   /** After a failure, how long flushed completions may take before forced teardown. */
   private static final long FLUSH_GRACE_NANOS = 5_000_000_000L;
 
   private enum State { CONNECTING, ACTIVE, FAILED, DESTROYED }
 
-  private final VerbsTransport transport;
+  private final VerbsConnector connector;
   private final PeerAddress peer;
   /** Which of the peer's queue pairs this is (0 .. queuePairsPerPeer - 1). */
   final int lane;
   final RdmaCmId id;
-  final CompletionWorker worker;
+  final CompletionAgent agent;
   private final CompletableFuture<VerbsChannel> established;
   private final ReceivePool pool;
   private final TransportStats stats;
   private final long readTimeoutNanos;
   private final int maxReadLength;
   private int depth;
-  /** initiator_depth offered in the connect request; set on the CM thread before connecting. */
-  int offeredReadDepth;
   /** The negotiated READ depth once established (0 before). */
   private volatile int readDepth;
   /**
@@ -101,35 +91,28 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   /** Set when a read's error broke this channel: where its reads go next. */
   private CompletableFuture<VerbsChannel> successor;
   private final int[] chain = new int[MAX_CHAIN];
-  private SVCPostSend[] posts;
+  private ReadChainPoster poster;
 
   // Set on the CM thread before the channel is published, then read-only.
   IbvCQ cq;
   IbvQP qp;
-  /** With spark.authenticate: the request sent, the server endpoint and our QP number. */
-  byte[] authRequest;
-  byte[] authServer;
-  int authQpn;
 
-  // Worker thread only.
+  // Completion agent thread only (the poller is built on the CM thread before the hand-over).
   private final List<ReadRequest> toRetry = new ArrayList<>();
-  private IbvWC[] wcs;
-  private SVCPollCq poll;
-  private SVCReqNotify arm;
+  private CqPoller poller;
 
-  VerbsChannel(VerbsTransport transport, PeerAddress peer, int lane, RdmaCmId id,
-      CompletionWorker worker, CompletableFuture<VerbsChannel> established, int depth) {
-    this.transport = transport;
+  VerbsChannel(VerbsConnector connector, PeerAddress peer, int lane, RdmaCmId id,
+      CompletionAgent agent, CompletableFuture<VerbsChannel> established, int depth) {
+    this.connector = connector;
     this.peer = peer;
     this.lane = lane;
     this.id = id;
-    this.worker = worker;
+    this.agent = agent;
     this.established = established;
-    this.pool = transport.pool();
-    this.stats = transport.stats();
-    this.readTimeoutNanos = transport.settings().conf().readTimeoutMs() * 1_000_000L;
-    this.maxReadLength = VerbsSizing.maxReadLength(pool.capacity(),
-        transport.settings().conf().maxReadSize());
+    this.pool = connector.pool();
+    this.stats = connector.stats();
+    this.readTimeoutNanos = connector.conf().readTimeoutMs() * 1_000_000L;
+    this.maxReadLength = connector.maxReadLength();
     this.depth = depth;
   }
 
@@ -151,63 +134,6 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   @Override
   public synchronized boolean isActive() {
     return state == State.ACTIVE;
-  }
-
-  // ---- connection set-up, on the CM thread ----
-
-  @Override
-  public void onCmEvent(RdmaCmEvent.EventType type, CmConnectData data) throws IOException {
-    switch (type) {
-      case RDMA_CM_EVENT_ADDR_RESOLVED:
-        id.resolveRoute(transport.resolveTimeoutMs());
-        break;
-      case RDMA_CM_EVENT_ROUTE_RESOLVED:
-        transport.createQueuePair(this);
-        transport.connect(this);
-        break;
-      case RDMA_CM_EVENT_ESTABLISHED:
-        if (!transport.serverProved(this, data)) {
-          fail(new IOException("RDMA connect to " + peer + " refused: the peer did not prove "
-              + "it knows the application secret (spark.authenticate)"));
-          break;
-        }
-        activate(transport.negotiatedReadDepth(this, data));
-        break;
-      case RDMA_CM_EVENT_DISCONNECTED:
-      case RDMA_CM_EVENT_DEVICE_REMOVAL:
-        fail(new IOException("RDMA connection to " + peer + " lost (" + type + ")"));
-        break;
-      case RDMA_CM_EVENT_ADDR_ERROR:
-      case RDMA_CM_EVENT_ROUTE_ERROR:
-      case RDMA_CM_EVENT_CONNECT_ERROR:
-      case RDMA_CM_EVENT_UNREACHABLE:
-      case RDMA_CM_EVENT_REJECTED:
-        fail(new IOException("RDMA connect to " + peer + " failed: " + type
-            + explain(type)));
-        break;
-      default:
-        break;
-    }
-  }
-
-  private static String explain(RdmaCmEvent.EventType type) {
-    switch (type) {
-      case RDMA_CM_EVENT_ADDR_ERROR:
-        return " (no RDMA route to that IP from the bound device: is the peer's address on "
-            + "an RDMA netdev, and reachable from spark.shuffle.rdma.bindAddress?)";
-      case RDMA_CM_EVENT_REJECTED:
-        return " (nobody listens there, or the peer refused: is the peer on the verbs "
-            + "transport, and with spark.authenticate, of the same application and secret?)";
-      case RDMA_CM_EVENT_UNREACHABLE:
-        return " (the peer did not answer the connection request)";
-      default:
-        return "";
-    }
-  }
-
-  @Override
-  public void onCmFailure(IOException cause) {
-    fail(cause);
   }
 
   /** True for the one caller that may tear this channel down. */
@@ -234,23 +160,22 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     return load;
   }
 
-  private void activate(int negotiatedReadDepth) throws IOException {
+  /**
+   * CM thread, on ESTABLISHED: start taking reads, at most {@code negotiatedReadDepth}
+   * posted, and hand the CQ to its completion agent.
+   */
+  void activate(int negotiatedReadDepth) throws IOException {
     synchronized (this) {
       if (state != State.CONNECTING) {
         return;
       }
       readDepth = negotiatedReadDepth;
       slots = new SlotTable(ReadDepth.window(depth, negotiatedReadDepth));
-      posts = new SVCPostSend[MAX_CHAIN + 1];
+      poster = new ReadChainPoster(qp, pool);
       state = State.ACTIVE;
     }
-    wcs = new IbvWC[POLL_BATCH];
-    for (int i = 0; i < wcs.length; i++) {
-      wcs[i] = new IbvWC();
-    }
-    poll = cq.poll(wcs, wcs.length);
-    arm = cq.reqNotification(false);
-    worker.add(this);
+    poller = new CqPoller(cq);
+    agent.add(this);
     established.complete(this);
   }
 
@@ -383,26 +308,10 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     }
   }
 
-  /** Fills the pre-built chain of {@code n} READ work requests and rings the doorbell once. */
+  /** Posts the first {@code n} slots of the chain with one doorbell. */
   private void post(int n) {
     try {
-      SVCPostSend svc = posts[n];
-      if (svc == null) {
-        svc = buildChain(n);
-        posts[n] = svc;
-      }
-      for (int i = 0; i < n; i++) {
-        int slot = chain[i];
-        ReadRequest r = slots.request(slot);
-        SVCPostSend.SendWRMod wr = svc.getWrMod(i);
-        wr.setWr_id(slot);
-        wr.getRdmaMod().setRemote_addr(r.remoteAddress());
-        wr.getRdmaMod().setRkey(r.key());
-        SVCPostSend.SgeMod sge = wr.getSgeMod(0);
-        sge.setAddr(pool.address() + slots.offset(slot));
-        sge.setLength(r.length());
-      }
-      svc.execute();
+      poster.post(chain, n, slots);
     } catch (IOException | RuntimeException e) {
       // The reads stay in their slots: flushed completions (or forced teardown) fail them.
       failLocked(new IOException("posting RDMA READs to " + peer + " failed: " + e.getMessage(),
@@ -410,34 +319,15 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     }
   }
 
-  private SVCPostSend buildChain(int n) throws IOException {
-    List<IbvSendWR> wrs = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      IbvSge sge = new IbvSge();
-      sge.setLkey(pool.lkey());
-      LinkedList<IbvSge> sges = new LinkedList<>();
-      sges.add(sge);
-      IbvSendWR wr = new IbvSendWR();
-      wr.setOpcode(IbvSendWR.IBV_WR_RDMA_READ);
-      wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-      wr.setSg_list(sges);
-      wr.setNum_sge(1);
-      wrs.add(wr);
-    }
-    return qp.postSend(wrs, null);
-  }
+  // ---- completions, on the completion agent's thread ----
 
-  // ---- completions, on the worker thread ----
-
-  /** Drains the CQ, re-arms it, and drains again (closing the arm/poll race). */
+  /** Drains and re-arms the CQ, then re-posts flushed reads and posts waiting ones. */
   void drainCompletions() {
-    if (poll == null) {
+    if (poller == null) {
       return;
     }
     try {
-      drainOnce();
-      arm.execute();
-      drainOnce();
+      poller.drain(this);
     } catch (IOException e) {
       fail(new IOException("polling completions of " + peer + " failed: " + e.getMessage(), e));
     }
@@ -452,18 +342,9 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     pump();
   }
 
-  private void drainOnce() throws IOException {
-    int n;
-    do {
-      n = poll.execute().getPolls();
-      for (int i = 0; i < n; i++) {
-        complete(wcs[i]);
-      }
-    } while (n == wcs.length);
-  }
-
   /** One work completion: decide (under the lock), then act (callbacks on the executor). */
-  private void complete(IbvWC wc) {
+  @Override
+  public void complete(IbvWC wc) {
     int slot = (int) wc.getWr_id();
     int status = wc.getStatus();
     ReadRequest r;
@@ -494,7 +375,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
       stats.readsCompleted.incrementAndGet();
       stats.bytesRead.addAndGet(r.length());
       ReadRequest done = r;
-      transport.dispatch(() -> {
+      connector.callbacks().dispatch(() -> {
         try {
           done.callback().onSuccess(done, data);
         } catch (RuntimeException e) {
@@ -537,8 +418,13 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     }
     if (oldest != Long.MAX_VALUE && now - oldest > readTimeoutNanos) {
       fail(new IOException("RDMA READ from " + peer + " did not complete within "
-          + transport.settings().conf().readTimeoutMs() + " ms (spark.shuffle.rdma.readTimeout)"));
+          + connector.conf().readTimeoutMs() + " ms (spark.shuffle.rdma.readTimeout)"));
     }
+  }
+
+  /** Agent thread, once {@link #readyForTeardown}: the CQ is never polled again. */
+  void tearDown() {
+    connector.destroy(this);
   }
 
   /** True once failed and every posted read completed, or the flush grace ran out. */
@@ -597,10 +483,10 @@ final class VerbsChannel implements TransportChannel, CmHandler {
       }
       waiting.clear();
     }
-    // Outside the lock: connecting takes the transport's connect lock, which is held while
-    // asking channels whether they are active.
+    // Outside the lock: connecting takes the connector's lock, which is held while asking
+    // channels whether they are active.
     stats.reconnects.incrementAndGet();
-    transport.connectAsync(peer, lane).whenComplete((ch, err) -> {
+    connector.connectAsync(peer, lane).whenComplete((ch, err) -> {
       if (err != null) {
         next.completeExceptionally(err);
       } else {
@@ -613,7 +499,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     if (!moved.isEmpty()) {
       forwardTo(next, moved, true);
     }
-    transport.disconnect(this);
+    connector.disconnect(this);
   }
 
   private void afterFailure(IOException cause, List<ReadRequest> dropped, boolean wasConnecting) {
@@ -622,9 +508,9 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     }
     if (wasConnecting) {
       established.completeExceptionally(cause);
-      transport.destroyOutbound(this);
+      connector.destroy(this);
     } else {
-      transport.disconnect(this); // moves the QP to error: posted reads come back flushed
+      connector.disconnect(this); // moves the QP to error: posted reads come back flushed
     }
   }
 
@@ -632,7 +518,7 @@ final class VerbsChannel implements TransportChannel, CmHandler {
   private void failLocked(IOException cause) {
     if (state == State.ACTIVE) {
       List<ReadRequest> dropped = markFailedLocked(cause);
-      transport.runLater(() -> afterFailure(cause, dropped, false));
+      connector.runLater(() -> afterFailure(cause, dropped, false));
     }
   }
 
@@ -667,22 +553,18 @@ final class VerbsChannel implements TransportChannel, CmHandler {
     for (ReadRequest r : left) {
       failRead(r, cause);
     }
-    if (posts != null) {
-      for (SVCPostSend p : posts) {
-        if (p != null) {
-          p.free();
-        }
-      }
+    if (poster != null) {
+      poster.free();
     }
-    if (poll != null) {
-      poll.free();
+    if (poller != null) {
+      poller.free();
     }
   }
 
   /** Fails one read; its callback runs on the callback executor, never on the poller. */
   private void failRead(ReadRequest r, Throwable cause) {
     stats.readsFailed.incrementAndGet();
-    transport.dispatch(() -> {
+    connector.callbacks().dispatch(() -> {
       try {
         r.callback().onFailure(r, cause);
       } catch (RuntimeException ignored) {

@@ -23,12 +23,20 @@ public final class VerbsClassNames {
   /** The plugin's own RDMA-CM calls (connection authentication); NativeLayerTest binds them. */
   public static final String CM_NATIVE =
       "org.apache.spark.shuffle.rdma.transport.verbs.impl.CmNative";
+  /**
+   * The two classes that log each connection's READ depths at debug: the reader's side
+   * (offered, granted) and the server's (requested, granted). The self-test turns them on.
+   */
+  public static final String OUTBOUND_CONNECTION =
+      "org.apache.spark.shuffle.rdma.transport.verbs.impl.OutboundConnection";
+  public static final String ACCEPTOR =
+      "org.apache.spark.shuffle.rdma.transport.verbs.impl.VerbsAcceptor";
   /** DiSNI's JNI front; its code source is where the isolated loader finds DiSNI. */
   public static final String DISNI_DISPATCHER = "com.ibm.disni.verbs.impl.NativeDispatcher";
 
   /** Every name above, for the test that they resolve. */
   static final String[] ALL = {TRANSPORT, NATIVE_PROBE, NATIVE_IDENTITY, CM_NATIVE,
-      DISNI_DISPATCHER};
+      OUTBOUND_CONNECTION, ACCEPTOR, DISNI_DISPATCHER};
 
   private VerbsClassNames() {}
 

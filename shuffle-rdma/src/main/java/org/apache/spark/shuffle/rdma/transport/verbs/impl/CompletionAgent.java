@@ -15,27 +15,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One of the few threads that serve completions for all connections: it owns a completion
- * channel shared by the CQs of the channels assigned to it, sleeps on it, and on every
- * wake-up (or tick) drains each of its CQs, re-arms them and checks read timeouts. A fixed
- * number of these exists per transport, however many peers there are. It runs no callback:
- * completed reads go to the transport's callback executor.
+ * One of the few threads that serve completions for all connections, with one duty:
+ * polling. It owns a completion channel shared by the CQs of the channels assigned to it,
+ * sleeps on it, and on every wake-up (or tick) drains each of its CQs and re-arms them; on
+ * the tick it also checks read timeouts and lets go of failed channels whose reads all came
+ * back (only then may their CQ be destroyed: it is never polled again). A fixed number of
+ * these exists per transport, however many peers there are. It runs no callback (completed
+ * reads go to the {@link CallbackDispatcher}) and creates or destroys no connection (the
+ * {@link VerbsConnector} does).
  */
-final class CompletionWorker implements Runnable {
-  private static final Logger LOG = LoggerFactory.getLogger(CompletionWorker.class);
+final class CompletionAgent implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(CompletionAgent.class);
   private static final int WAIT_MS = 50;
   private static final long TICK_NANOS = 200_000_000L;
 
   private final IbvCompChannel compChannel;
-  private final List<VerbsChannel> channels = new ArrayList<>(); // worker thread only
+  private final List<VerbsChannel> channels = new ArrayList<>(); // agent thread only
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final VerbsTransport transport;
   private final Thread thread;
   private volatile boolean running = true;
 
-  CompletionWorker(IbvContext context, VerbsTransport transport, String name) throws IOException {
+  CompletionAgent(IbvContext context, String name) throws IOException {
     this.compChannel = context.createCompChannel();
-    this.transport = transport;
     this.thread = new Thread(this, name);
     this.thread.setDaemon(true);
   }
@@ -90,7 +91,7 @@ final class CompletionWorker implements Runnable {
       ch.checkTimeouts(now);
       if (ch.readyForTeardown(now)) {
         channels.remove(i); // never polled again: its CQ may now be destroyed
-        transport.destroyOutbound(ch);
+        ch.tearDown();
       }
     }
   }

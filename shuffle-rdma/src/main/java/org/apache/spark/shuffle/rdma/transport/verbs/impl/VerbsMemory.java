@@ -1,0 +1,200 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.transport.verbs.impl;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.ibm.disni.util.MemoryUtils;
+import com.ibm.disni.verbs.IbvContext;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvPd;
+import com.ibm.disni.verbs.SVCRegMr;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one owner of the transport's memory on the device: the protection domain, the receive
+ * pool READs land in, and every map output registered for remote READ. It decides how map
+ * outputs are mapped (shared, or private copies) and registered (pinned, or on-demand
+ * paging), and it alone registers and deregisters. Queue pairs are created in its protection
+ * domain, so it is freed last, after every connection.
+ */
+final class VerbsMemory {
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsMemory.class);
+  /** The largest region one memory registration covers (map outputs are mapped in pieces). */
+  private static final int MAX_REGION = 1 << 30;
+
+  private final TransportStats stats;
+  private final IbvPd pd;
+  private final ReceivePool pool;
+  private final MapModeChoice mapChoice;
+  private volatile MapModeChoice.Mode mapMode;
+  /** Map outputs are registered with IBV_ACCESS_ON_DEMAND: nothing pinned. */
+  private final boolean odp;
+  private final Set<VerbsRegion> regions = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  /** Allocates the protection domain and registers the receive pool; frees both on failure. */
+  VerbsMemory(IbvContext context, RdmaShuffleConf conf, TransportStats stats)
+      throws IOException {
+    this.stats = stats;
+    this.mapChoice = MapModeChoice.choose(conf.verbsMapMode(), System.getProperty("os.version"));
+    this.mapMode = mapChoice.mode;
+    int odpCaps;
+    try {
+      odpCaps = context.queryOdpSupport();
+    } catch (IOException e) {
+      odpCaps = -1;
+    }
+    try {
+      this.odp = OdpChoice.use(conf.verbsOdp(), odpCaps);
+    } catch (IllegalArgumentException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+    this.pd = context.allocPd();
+    try {
+      this.pool = new ReceivePool(pd, conf.verbsReceivePoolSize());
+    } catch (IOException | RuntimeException e) {
+      VerbsTransport.quietly(pd::deallocPd);
+      throw e;
+    }
+  }
+
+  IbvPd pd() {
+    return pd;
+  }
+
+  ReceivePool pool() {
+    return pool;
+  }
+
+  /** For the start-up log line. */
+  String describe() {
+    return "map outputs are mapped " + mapChoice + "; registered " + (odp
+        ? "with on-demand paging (nothing pinned)" : "pinned (no on-demand paging)");
+  }
+
+  /** The mode chosen per kernel at startup, or PRIVATE once registering that failed. */
+  FileChannel.MapMode mapMode() {
+    return mapMode.fileMode;
+  }
+
+  /**
+   * In auto, a shared mapping the kernel refused to pin falls back to PRIVATE (copies),
+   * once, logged; an explicitly configured mode never changes.
+   */
+  FileChannel.MapMode fallback(FileChannel.MapMode failed, IOException why) {
+    if (!mapChoice.mayFallBack || failed == FileChannel.MapMode.PRIVATE) {
+      return null;
+    }
+    synchronized (this) {
+      if (mapMode != MapModeChoice.Mode.PRIVATE) {
+        mapMode = MapModeChoice.Mode.PRIVATE;
+        LOG.warn("verbs: registering a {} mapping failed ({}); map outputs are mapped PRIVATE "
+            + "from now on: the kernel pins a private copy of every page (see "
+            + "transport.pinnedCopiedBytes and spark.shuffle.rdma.verbs.mapMode)",
+            failed, why.getMessage());
+      }
+    }
+    return FileChannel.MapMode.PRIVATE;
+  }
+
+  /**
+   * Registers {@code memory} for remote READ only. {@code mappedAs}: how a file's pages
+   * were mapped; a PRIVATE mapping without on-demand paging is pinned as private copies,
+   * counted in pinnedCopiedBytes. Null for plain direct memory.
+   */
+  RegisteredRegion register(ByteBuffer memory, FileChannel.MapMode mappedAs)
+      throws IOException {
+    if (closed) {
+      throw new IOException("verbs transport is closed");
+    }
+    if (!memory.isDirect()) {
+      throw new IllegalArgumentException("only direct or mapped buffers can be registered");
+    }
+    int length = memory.limit();
+    if (length <= 0 || length > MAX_REGION) {
+      throw new IllegalArgumentException("region length must be in [1, 1 GiB]: " + length);
+    }
+    boolean copied = mappedAs == FileChannel.MapMode.PRIVATE && !odp;
+    long address = MemoryUtils.getAddress(memory);
+    SVCRegMr reg;
+    try {
+      // Remote READ only; with ODP the device faults pages in instead of the kernel pinning.
+      reg = pd.regMr(address, length, IbvMr.IBV_ACCESS_REMOTE_READ
+          | (odp ? OdpChoice.ACCESS_ON_DEMAND : 0)).execute();
+    } catch (IOException e) {
+      throw new IOException("registering " + length + " bytes for RDMA READ failed: "
+          + e.getMessage() + " (usually the locked-memory limit: set memlock to unlimited for "
+          + "the executor, see 'java -jar shuffle-rdma.jar doctor')", e);
+    }
+    IbvMr mr = reg.getMr();
+    reg.free();
+    VerbsRegion region = new VerbsRegion(address, length, mr, copied);
+    regions.add(region);
+    stats.regionsRegistered.incrementAndGet();
+    stats.bytesRegistered.addAndGet(length);
+    if (copied) {
+      stats.pinnedCopiedBytes.addAndGet(length);
+    }
+    return region;
+  }
+
+  /**
+   * Deregisters at once: after ibv_dereg_mr returns the device no longer reads the memory
+   * and new READs with the rkey fail with IBV_WC_REM_ACCESS_ERR at the reader.
+   */
+  CompletableFuture<Void> deregister(RegisteredRegion region) {
+    VerbsRegion r = (VerbsRegion) region;
+    if (!r.kill()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    regions.remove(r);
+    stats.regionsRegistered.decrementAndGet();
+    stats.bytesRegistered.addAndGet(-r.length());
+    if (r.copied) {
+      stats.pinnedCopiedBytes.addAndGet(-r.length());
+    }
+    try {
+      r.mr.deregMr().execute().free();
+      return CompletableFuture.completedFuture(null);
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** Registered regions not yet deregistered (for leak checks). */
+  int liveRegions() {
+    return regions.size();
+  }
+
+  /** Refuses new registrations; the memory stays until {@link #free}. */
+  void close() {
+    closed = true;
+  }
+
+  /**
+   * After every queue pair in the protection domain is gone and no read callback runs any
+   * more: map outputs, then the receive pool, then the protection domain.
+   */
+  void free() {
+    for (VerbsRegion r : new ArrayList<>(regions)) {
+      deregister(r);
+    }
+    VerbsTransport.quietly(pool::deregister);
+    VerbsTransport.quietly(pd::deallocPd);
+  }
+}
