@@ -93,7 +93,7 @@ public final class BenchMain {
     // then, in the first --tpcds-reps repetitions, a TPC-DS pass. Order alternates (ABBA).
     boolean shuffle = o.phases.contains("shuffle");
     boolean tpcds = o.phases.contains("tpcds");
-    long records = ShuffleJob.recordsFor(o.volumeGb * 1e9);
+    long records = ShuffleJob.recordsFor(o.volumeGb * 1e9, o.valueBytes);
     results.records = records;
     int rounds = Math.max(shuffle ? o.reps : 0, tpcds ? o.tpcdsReps : 0);
     for (int rep = 1; rep <= rounds; rep++) {
@@ -168,7 +168,7 @@ public final class BenchMain {
       Map<String, Long> pluginBefore = pluginTotals(manager);
       double cpuBefore = ProcCpu.total(pids.keySet());
       long start = System.nanoTime();
-      String digest = ShuffleJob.run(jsc, records, o.maps, o.reduces, 42);
+      String digest = ShuffleJob.run(jsc, records, o.valueBytes, o.maps, o.reduces, 42);
       long wallMs = (System.nanoTime() - start) / 1_000_000;
       double cpuAfter = ProcCpu.total(pids.keySet());
       sc.listenerBus().waitUntilEmpty();
@@ -495,6 +495,7 @@ public final class BenchMain {
     Path results = Paths.get("target/results");
     Path tpcdsCache = Paths.get("/var/cache/spark-shuffle-rdma");
     int reps = 3, tpcdsReps = 1, executors = 2, maps = 16, reduces = 32;
+    int valueBytes = ShuffleJob.VALUE_BYTES;
     double volumeGb = 2.0, sf = 1.0;
     boolean profile, smoke;
     List<String> managers = new ArrayList<>(List.of("sort", "rdma"));
@@ -516,6 +517,13 @@ public final class BenchMain {
           case "--maps": o.maps = Integer.parseInt(v); i++; break;
           case "--reduces": o.reduces = Integer.parseInt(v); i++; break;
           case "--volume-gb": o.volumeGb = Double.parseDouble(v); i++; break;
+          case "--value-bytes":
+            o.valueBytes = Integer.parseInt(v);
+            if (o.valueBytes < 1 || o.valueBytes > (64 << 20)) {
+              throw new IllegalArgumentException("--value-bytes must be in [1, 64 MiB]: " + v);
+            }
+            i++;
+            break;
           case "--sf": o.sf = Double.parseDouble(v); i++; break;
           case "--managers": o.managers = new ArrayList<>(Arrays.asList(v.split(","))); i++;
             break;

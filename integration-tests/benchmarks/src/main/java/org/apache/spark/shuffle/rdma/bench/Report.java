@@ -81,7 +81,7 @@ final class Report {
             + "(completion - submission) from the listener. Process CPU = utime+stime of "
             + "the executor JVMs (/proc) over the whole job (map + reduce + serving side). "
             + "GB = shuffle bytes read (local + remote).%n%n", any.records,
-        ShuffleJob.VALUE_BYTES, o.maps, o.reduces, o.reps));
+        o.valueBytes, o.maps, o.reduces, o.reps));
     md.append("| manager | rep | job s | read stages s | shuffle read GB | remote % | GB/s "
         + "| read-stage CPU s | process CPU s | CPU s/GB (read stages) | CPU s/GB (processes) "
         + "| fetch wait p50 ms | p99 ms | plugin remote blocks | index reads | data reads "

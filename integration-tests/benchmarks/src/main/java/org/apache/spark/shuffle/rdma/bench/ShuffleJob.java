@@ -17,7 +17,8 @@ import org.apache.spark.api.java.JavaSparkContext;
 import scala.Tuple2;
 
 /**
- * The shuffle-heavy job: random records (8-byte key, {@link #VALUE_BYTES}-byte random value)
+ * The shuffle-heavy job: random records (8-byte key, a random value of {@code valueBytes},
+ * {@link #VALUE_BYTES} by default; large values make the transport's work dominate)
  * generated in the map tasks, then
  * <ol>
  *   <li>repartition (full shuffle of the data),</li>
@@ -31,19 +32,26 @@ import scala.Tuple2;
  */
 public final class ShuffleJob {
   public static final int VALUE_BYTES = 100;
-  /** Measured serialized size of one record in the full shuffles (Kryo, lz4), roughly. */
-  public static final int RECORD_SHUFFLE_BYTES = 118;
+  /**
+   * Serialized size of one record in the full shuffles (Kryo, lz4) beyond its value, roughly:
+   * 118 bytes measured for 100-byte values (random values do not compress).
+   */
+  public static final int RECORD_OVERHEAD_BYTES = 18;
 
   private ShuffleJob() {}
 
-  /** Records for about {@code totalShuffleBytes} written over the three full shuffles. */
-  public static long recordsFor(double totalShuffleBytes) {
-    return Math.max(10_000L, (long) (totalShuffleBytes / 3.0 / RECORD_SHUFFLE_BYTES));
+  /**
+   * Records for about {@code totalShuffleBytes} written over the three full shuffles, at
+   * least 10,000.
+   */
+  public static long recordsFor(double totalShuffleBytes, int valueBytes) {
+    return Math.max(10_000L,
+        (long) (totalShuffleBytes / 3.0 / (valueBytes + RECORD_OVERHEAD_BYTES)));
   }
 
   /** Runs the job and returns its digest (equal under every manager for the same input). */
-  public static String run(JavaSparkContext jsc, long records, int maps, int reduces,
-      long seed) {
+  public static String run(JavaSparkContext jsc, long records, int valueBytes, int maps,
+      int reduces, long seed) {
     List<Integer> ids = new ArrayList<>();
     for (int i = 0; i < maps; i++) ids.add(i);
     final long perMap = records / maps;
@@ -51,7 +59,7 @@ public final class ShuffleJob {
     JavaPairRDD<Long, byte[]> gen = jsc.parallelize(ids, maps).mapPartitionsToPair(it -> {
       int m = it.next();
       long n = perMap + (m < extra ? 1 : 0);
-      return new RecordIterator(new SplittableRandom(seed * 7919 + m), n);
+      return new RecordIterator(new SplittableRandom(seed * 7919 + m), n, valueBytes);
     });
     JavaPairRDD<Long, byte[]> rep = gen.repartition(reduces);
 
@@ -118,11 +126,13 @@ public final class ShuffleJob {
   /** Lazily generated random records. */
   static final class RecordIterator implements Iterator<Tuple2<Long, byte[]>> {
     private final SplittableRandom rnd;
+    private final int valueBytes;
     private long left;
 
-    RecordIterator(SplittableRandom rnd, long n) {
+    RecordIterator(SplittableRandom rnd, long n, int valueBytes) {
       this.rnd = rnd;
       this.left = n;
+      this.valueBytes = valueBytes;
     }
 
     @Override
@@ -134,7 +144,7 @@ public final class ShuffleJob {
     public Tuple2<Long, byte[]> next() {
       if (left <= 0) throw new NoSuchElementException();
       left--;
-      byte[] v = new byte[VALUE_BYTES];
+      byte[] v = new byte[valueBytes];
       rnd.nextBytes(v);
       return new Tuple2<>(rnd.nextLong(), v);
     }
