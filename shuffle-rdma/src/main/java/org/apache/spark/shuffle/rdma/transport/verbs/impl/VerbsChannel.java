@@ -72,8 +72,6 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   private final long readTimeoutNanos;
   private final int maxReadLength;
   private int depth;
-  /** The negotiated READ depth once established (0 before). */
-  private volatile int readDepth;
   /**
    * Reads waiting or posted, written under the lock after each pump, read without it by the
    * striping choice; Integer.MAX_VALUE once the channel takes no reads.
@@ -150,11 +148,6 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     this.depth = depth;
   }
 
-  /** The READ depth negotiated with the peer (0 before the connection is established). */
-  int readDepth() {
-    return readDepth;
-  }
-
   /** Reads waiting or posted here, for the striping choice; MAX_VALUE once failed. */
   int load() {
     return load;
@@ -169,7 +162,6 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
       if (state != State.CONNECTING) {
         return;
       }
-      readDepth = negotiatedReadDepth;
       slots = new SlotTable(ReadDepth.window(depth, negotiatedReadDepth));
       poster = new ReadChainPoster(qp, pool);
       state = State.ACTIVE;

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvContext;
@@ -347,7 +348,7 @@ final class VerbsConnector {
    * After the CM thread stopped: frees every channel whose completion agent stopped too
    * ({@code agentStopped}); a CQ is never destroyed under an agent that may still poll it.
    */
-  void destroyAll(java.util.function.Predicate<CompletionAgent> agentStopped) {
+  void destroyAll(Predicate<CompletionAgent> agentStopped) {
     for (VerbsChannel ch : all) {
       if (agentStopped.test(ch.agent)) {
         ch.markDestroying();
