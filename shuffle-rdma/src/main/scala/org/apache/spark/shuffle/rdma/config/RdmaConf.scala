@@ -79,9 +79,11 @@ object RdmaConf {
 
   val MAX_READS_IN_FLIGHT_PER_PEER: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "maxReadsInFlightPerPeer")
-      .doc("Reads one executor keeps in flight to one peer; more wait in the channel. Bounds " +
-        "pending requests on tcp; on verbs each queue pair's send queue, which keeps at most " +
-        "the READ depth negotiated with the peer posted (see verbs.queuePairsPerPeer).")
+      .doc("Reads one executor keeps in flight to one peer; more wait in the channel. On tcp " +
+        "it bounds pending requests, and waiting reads go out once a quarter of this many " +
+        "have been answered, with one write; on verbs it bounds each queue pair's send queue, " +
+        "which keeps at most the READ depth negotiated with the peer posted (see " +
+        "verbs.queuePairsPerPeer).")
       .version(V)
       .intConf
       .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")

@@ -29,6 +29,11 @@ import org.apache.spark.shuffle.rdma.transport.TransportStats;
  * flush. Two identical reads in flight at once share one request and its answer (Netty's
  * response handler keys outstanding fetches by their ids, and they would collide).
  *
+ * <p>Reads that wait for room are sent in steps of a quarter of the window: once a quarter
+ * of it has been answered, the waiting reads that fill it again go out with one flush.
+ * Refilling one read per answer would cost the client a write system call per block and
+ * hand the server one request per wake-up, each answered and flushed alone.
+ *
  * <p>The channel owns its {@link TransportClient} alone: the response handler keeps one
  * callback per id, so a second channel on the same client could overwrite a callback and
  * leave a read without an answer forever.
@@ -49,6 +54,8 @@ final class TcpChannel implements TransportChannel {
   private final PeerAddress peer;
   private final TransportClient client;
   private final int maxInFlight;
+  /** Waiting reads are admitted only when at least this many would fit (see class doc). */
+  private final int refillStep;
   private final int maxReadLength;
   private final long readTimeoutMs;
   private final TransportStats stats;
@@ -74,6 +81,7 @@ final class TcpChannel implements TransportChannel {
     this.peer = peer;
     this.client = client;
     this.maxInFlight = maxInFlight;
+    this.refillStep = Math.max(1, maxInFlight / 4);
     this.maxReadLength = (int) Math.min(maxReadSize, FRAME_LIMIT);
     this.readTimeoutMs = readTimeoutMs;
     this.stats = stats;
@@ -178,8 +186,10 @@ final class TcpChannel implements TransportChannel {
     List<StreamChunkId> toSend = new ArrayList<>();
     synchronized (this) {
       done = inFlight.remove(id);
-      while (failure == null && !waiting.isEmpty() && inFlight.size() < maxInFlight) {
-        admitLocked(waiting.poll(), toSend);
+      if (inFlight.size() <= maxInFlight - refillStep) {
+        while (failure == null && !waiting.isEmpty() && inFlight.size() < maxInFlight) {
+          admitLocked(waiting.poll(), toSend);
+        }
       }
     }
     if (done != null) {

@@ -179,6 +179,34 @@ class TcpTransportTest {
   }
 
   @Test
+  void waitingReadsGoOutInQuarterWindowSteps() throws Exception {
+    // One write (and one server wake-up) per answered read was the cost this avoids: with a
+    // window of 16, reads waiting behind it must go out at least 4 per flush.
+    client.close();
+    int window = 16;
+    client = TcpTestSupport.transport(new SparkConf(false)
+        .set("spark.shuffle.rdma.maxReadsInFlightPerPeer", Integer.toString(window)), null);
+    byte[] content = randomBytes(1 << 16, 8);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    TransportChannel ch = client.connect(server.localAddress());
+    int n = 400;
+    List<ReadResult> r = TcpTestSupport.results(n);
+    List<ReadRequest> batch = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      batch.add(new ReadRequest(i * 100, region.key(), 100, r.get(i), null));
+    }
+    ch.read(batch);
+    for (int i = 0; i < n; i++) {
+      assertArrayEquals(Arrays.copyOfRange(content, i * 100, i * 100 + 100), get(r.get(i)));
+    }
+    long step = window / 4;
+    long most = 1 + (n - window + step - 1) / step;
+    long batches = client.stats().batchesPosted.get();
+    assertTrue(batches <= most, batches + " flushes for " + n + " reads; at most " + most
+        + " expected with refills of " + step);
+  }
+
+  @Test
   void identicalReadsInFlightShareOneRequest() throws Exception {
     byte[] content = randomBytes(1000, 7);
     RegisteredRegion region = server.register(mapFile(dir, content));
