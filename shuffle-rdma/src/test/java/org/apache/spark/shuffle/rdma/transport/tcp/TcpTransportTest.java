@@ -157,15 +157,17 @@ class TcpTransportTest {
     assertEquals(0, server.stats().regionsRegistered.get());
   }
 
-  @Test
-  void boundedReadsInFlightStillCompleteEverything() throws Exception {
+  /**
+   * Through a client whose window is {@code window} reads, reads {@code n} consecutive
+   * 100-byte blocks in one batch and checks every byte; returns the client's flush count.
+   */
+  private long readThroughWindow(int window, int n, long seed) throws Exception {
     client.close();
-    client = TcpTestSupport.transport(
-        new SparkConf(false).set("spark.shuffle.rdma.maxReadsInFlightPerPeer", "2"), null);
-    byte[] content = randomBytes(1 << 16, 6);
+    client = TcpTestSupport.transport(new SparkConf(false)
+        .set("spark.shuffle.rdma.maxReadsInFlightPerPeer", Integer.toString(window)), null);
+    byte[] content = randomBytes(n * 100, seed);
     RegisteredRegion region = server.register(mapFile(dir, content));
     TransportChannel ch = client.connect(server.localAddress());
-    int n = 300;
     List<ReadResult> r = TcpTestSupport.results(n);
     List<ReadRequest> batch = new ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -175,33 +177,23 @@ class TcpTransportTest {
     for (int i = 0; i < n; i++) {
       assertArrayEquals(Arrays.copyOfRange(content, i * 100, i * 100 + 100), get(r.get(i)));
     }
-    assertTrue(client.stats().batchesPosted.get() > 1, "the bound must split the batch");
+    return client.stats().batchesPosted.get();
+  }
+
+  @Test
+  void boundedReadsInFlightStillCompleteEverything() throws Exception {
+    assertTrue(readThroughWindow(2, 300, 6) > 1, "the bound must split the batch");
   }
 
   @Test
   void waitingReadsGoOutInQuarterWindowSteps() throws Exception {
     // One write (and one server wake-up) per answered read was the cost this avoids: with a
     // window of 16, reads waiting behind it must go out at least 4 per flush.
-    client.close();
     int window = 16;
-    client = TcpTestSupport.transport(new SparkConf(false)
-        .set("spark.shuffle.rdma.maxReadsInFlightPerPeer", Integer.toString(window)), null);
-    byte[] content = randomBytes(1 << 16, 8);
-    RegisteredRegion region = server.register(mapFile(dir, content));
-    TransportChannel ch = client.connect(server.localAddress());
     int n = 400;
-    List<ReadResult> r = TcpTestSupport.results(n);
-    List<ReadRequest> batch = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      batch.add(new ReadRequest(i * 100, region.key(), 100, r.get(i), null));
-    }
-    ch.read(batch);
-    for (int i = 0; i < n; i++) {
-      assertArrayEquals(Arrays.copyOfRange(content, i * 100, i * 100 + 100), get(r.get(i)));
-    }
+    long batches = readThroughWindow(window, n, 8);
     long step = window / 4;
     long most = 1 + (n - window + step - 1) / step;
-    long batches = client.stats().batchesPosted.get();
     assertTrue(batches <= most, batches + " flushes for " + n + " reads; at most " + most
         + " expected with refills of " + step);
   }
