@@ -7,11 +7,16 @@ package org.apache.spark.shuffle.rdma.transport.tcp;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
+import org.apache.spark.network.protocol.ChunkFetchSuccess;
 import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.StreamManager;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
@@ -19,9 +24,11 @@ import org.apache.spark.shuffle.rdma.transport.TransportStats;
 
 /**
  * The serving half of the tcp transport: the table of registered regions and the
- * network-common handler that answers reads against it. A read is served only if its key
- * names a live region and [address, address + length) lies inside that region; anything
- * else is refused with a ChunkFetchFailure that says why, and the connection stays up.
+ * network-common handler that answers reads against it: batches of reads (RpcRequests, see
+ * {@link ReadBatch}), which the plugin's client sends, and single reads (ChunkFetchRequests).
+ * A read is served only if its key names a live region and [address, address + length) lies
+ * inside that region; anything else is refused with a reason (in the batch's answer, or a
+ * ChunkFetchFailure), only that read fails, and the connection stays up.
  */
 final class RegionServer extends RpcHandler {
   private final ConcurrentHashMap<Integer, TcpRegion> regions = new ConcurrentHashMap<>();
@@ -65,57 +72,110 @@ final class RegionServer extends RpcHandler {
     return streams;
   }
 
+  /**
+   * Answers a batch of reads (see {@link ReadBatch}) with one frame: each read is served or
+   * refused on its own, exactly as a single read would be. A malformed batch is refused whole
+   * with an RpcFailure; nothing else answers the RPC.
+   */
   @Override
   public void receive(TransportClient client, ByteBuffer message, RpcResponseCallback callback) {
-    callback.onFailure(new UnsupportedOperationException(
-        "the shuffle-rdma tcp transport answers one-sided reads only"));
+    ReadBatch.Request req;
+    try {
+      req = ReadBatch.decodeRequest(message);
+    } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
+      stats.readsRefused.incrementAndGet();
+      callback.onFailure(e instanceof IllegalArgumentException ? e
+          : new IllegalArgumentException("malformed read batch", e));
+      return;
+    }
+    int n = req.size();
+    Channel channel = client.getChannel();
+    ByteBuf prefix = channel.alloc().directBuffer(4 + 4 * n);
+    List<RegionSliceBuffer> parts = new ArrayList<>(n);
+    prefix.writeInt(n);
+    String unauthorized = unauthorized(client);
+    for (int i = 0; i < n; i++) {
+      try {
+        if (unauthorized != null) {
+          stats.readsRefused.incrementAndGet();
+          throw new SecurityException(unauthorized);
+        }
+        RegionSliceBuffer part = serve(req.keys[i], req.addresses[i], req.lengths[i]);
+        parts.add(part);
+        prefix.writeInt(req.lengths[i]);
+      } catch (RuntimeException e) {
+        ReadBatch.writeRefusal(prefix, e.getMessage() != null ? e.getMessage() : e.toString());
+      }
+    }
+    BatchAnswer answer = new BatchAnswer(prefix, parts);
+    channel.writeAndFlush(new ChunkFetchSuccess(ReadBatch.answerId(req.batchId), answer))
+        .addListener(f -> {
+          if (!f.isSuccess()) {
+            answer.release(); // dropped before the encoder took it; else a no-op
+          }
+        });
   }
 
-  /** Answers ChunkFetchRequests, which carry (key, address, length). */
+  /** Null when the connection may read, else why not (spark.authenticate). */
+  private String unauthorized(TransportClient client) {
+    // With spark.authenticate the auth bootstrap sets the client id once the peer proved it
+    // knows the secret; before that (or for another app) nothing is served.
+    if (authenticate && (client.getClientId() == null || !client.getClientId().equals(appId))) {
+      return "read refused: connection from " + client.getSocketAddress()
+          + " is not authenticated for application " + appId;
+    }
+    return null;
+  }
+
+  /**
+   * Checks one read against the live regions and takes a region reference for its answer;
+   * throws, with the reason, when it is refused (counted).
+   */
+  private RegionSliceBuffer serve(int key, long address, int length) {
+    TcpRegion region = regions.get(key);
+    if (region == null) {
+      stats.readsRefused.incrementAndGet();
+      throw new IllegalArgumentException(String.format(
+          "read refused: key 0x%08x names no registered region (unknown or revoked)", key));
+    }
+    if (length <= 0 || address + length > region.length()) {
+      stats.readsRefused.incrementAndGet();
+      throw new IllegalArgumentException(String.format(
+          "read refused: [%d, %d) is outside region 0x%08x of %d bytes",
+          address, address + length, key, region.length()));
+    }
+    String problem = region.backing().problem();
+    if (problem != null) {
+      // Serving it would read pages past the file's end (or bytes that are not the map
+      // output any more): refuse, so the reader reports a fetch failure and Spark recomputes.
+      stats.readsRefused.incrementAndGet();
+      throw new IllegalStateException(String.format("read refused: region 0x%08x: %s", key,
+          problem));
+    }
+    if (!region.tryRetain()) {
+      stats.readsRefused.incrementAndGet();
+      throw new IllegalArgumentException(String.format(
+          "read refused: key 0x%08x was revoked", key));
+    }
+    stats.readsServed.incrementAndGet();
+    stats.bytesServed.addAndGet(length);
+    return new RegionSliceBuffer(region, address, length);
+  }
+
+  /** Answers single reads: ChunkFetchRequests, which carry (key, address, length). */
   private final class Streams extends StreamManager {
     @Override
     public void checkAuthorization(TransportClient client, long streamId) {
-      // With spark.authenticate the auth bootstrap sets the client id once the peer proved
-      // it knows the secret; before that (or for another app) nothing is served.
-      if (authenticate && (client.getClientId() == null || !client.getClientId().equals(appId))) {
+      String unauthorized = unauthorized(client);
+      if (unauthorized != null) {
         stats.readsRefused.incrementAndGet();
-        throw new SecurityException("read refused: connection from " + client.getSocketAddress()
-            + " is not authenticated for application " + appId);
+        throw new SecurityException(unauthorized);
       }
     }
 
     @Override
     public ManagedBuffer getChunk(long streamId, int length) {
-      int key = ReadAddressing.key(streamId);
-      long address = ReadAddressing.address(streamId);
-      TcpRegion region = regions.get(key);
-      if (region == null) {
-        stats.readsRefused.incrementAndGet();
-        throw new IllegalArgumentException(String.format(
-            "read refused: key 0x%08x names no registered region (unknown or revoked)", key));
-      }
-      if (length <= 0 || address + length > region.length()) {
-        stats.readsRefused.incrementAndGet();
-        throw new IllegalArgumentException(String.format(
-            "read refused: [%d, %d) is outside region 0x%08x of %d bytes",
-            address, address + length, key, region.length()));
-      }
-      String problem = region.backing().problem();
-      if (problem != null) {
-        // Serving it would read pages past the file's end (or bytes that are not the map
-        // output any more): refuse, so the reader reports a fetch failure and Spark recomputes.
-        stats.readsRefused.incrementAndGet();
-        throw new IllegalStateException(String.format("read refused: region 0x%08x: %s", key,
-            problem));
-      }
-      if (!region.tryRetain()) {
-        stats.readsRefused.incrementAndGet();
-        throw new IllegalArgumentException(String.format(
-            "read refused: key 0x%08x was revoked", key));
-      }
-      stats.readsServed.incrementAndGet();
-      stats.bytesServed.addAndGet(length);
-      return new RegionSliceBuffer(region, address, length);
+      return serve(ReadAddressing.key(streamId), ReadAddressing.address(streamId), length);
     }
   }
 }

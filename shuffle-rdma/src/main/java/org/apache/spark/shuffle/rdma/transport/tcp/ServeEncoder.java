@@ -51,6 +51,11 @@ final class ServeEncoder extends ChannelOutboundHandlerAdapter {
   @Override
   public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise)
       throws Exception {
+    if (msg instanceof ChunkFetchSuccess
+        && ((ChunkFetchSuccess) msg).body() instanceof BatchAnswer) {
+      writeBatch(ctx, (ChunkFetchSuccess) msg, promise);
+      return;
+    }
     if (!(msg instanceof ChunkFetchSuccess)
         || !(((ChunkFetchSuccess) msg).body() instanceof RegionSliceBuffer)) {
       ctx.write(msg, promise);
@@ -79,6 +84,52 @@ final class ServeEncoder extends ChannelOutboundHandlerAdapter {
     promise.addListener(body);
     ctx.write(header, ctx.voidPromise());
     ctx.write(data, promise);
+  }
+
+  /**
+   * A batch's answer: one header (the frame header and the batch's prefix in one buffer),
+   * then every served slice, so a burst of small reads leaves in one gathering write and
+   * large ones as sendfiles with no header write between them.
+   */
+  private void writeBatch(ChannelHandlerContext ctx, ChunkFetchSuccess answer,
+      ChannelPromise promise) {
+    BatchAnswer body = (BatchAnswer) answer.body();
+    java.util.List<RegionSliceBuffer> parts = body.parts();
+    ByteBuf header = null;
+    Object[] data = new Object[parts.size()];
+    try {
+      int headerLength = 8 + answer.type().encodedLength() + answer.encodedLength();
+      header = ctx.alloc().directBuffer(headerLength + body.prefix().readableBytes());
+      header.writeLong(headerLength + body.size()); // the frame length counts itself
+      answer.type().encode(header);
+      answer.encode(header);
+      header.writeBytes(body.prefix(), body.prefix().readerIndex(),
+          body.prefix().readableBytes());
+      for (int i = 0; i < data.length; i++) {
+        data[i] = parts.get(i).nettyBody(sendfileAllowed, sendfileThreshold);
+      }
+    } catch (RuntimeException | Error e) {
+      if (header != null) {
+        header.release();
+      }
+      for (Object d : data) {
+        io.netty.util.ReferenceCountUtil.release(d);
+      }
+      body.release();
+      promise.setFailure(e);
+      return;
+    }
+    // The answer's promise completes with its last write; so do its region references.
+    promise.addListener(body);
+    if (data.length == 0) {
+      ctx.write(header, promise);
+      return;
+    }
+    ctx.write(header, ctx.voidPromise());
+    for (int i = 0; i < data.length - 1; i++) {
+      ctx.write(data[i], ctx.voidPromise());
+    }
+    ctx.write(data[data.length - 1], promise);
   }
 
   /** Server bootstrap that installs the handler on each connection once it is active. */

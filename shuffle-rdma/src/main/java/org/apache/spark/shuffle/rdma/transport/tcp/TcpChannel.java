@@ -5,19 +5,22 @@
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.buffer.NettyManagedBuffer;
+import org.apache.spark.network.buffer.NioManagedBuffer;
 import org.apache.spark.network.client.ChunkReceivedCallback;
+import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.client.TransportResponseHandler;
-import org.apache.spark.network.protocol.ChunkFetchRequest;
-import org.apache.spark.network.protocol.StreamChunkId;
+import org.apache.spark.network.protocol.RpcRequest;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
@@ -25,21 +28,22 @@ import org.apache.spark.shuffle.rdma.transport.TransportStats;
 
 /**
  * The reading half of the tcp transport towards one peer: a persistent, pipelined
- * connection with at most {@code maxInFlight} reads outstanding. A batch is written with one
- * flush. Two identical reads in flight at once share one request and its answer (Netty's
- * response handler keys outstanding fetches by their ids, and they would collide).
+ * connection with at most {@code maxInFlight} reads outstanding. Reads go in batches (see
+ * {@link ReadBatch}): one request and one answer frame per batch, each read served or refused
+ * on its own. What one {@code read} call admits is written with one flush.
  *
- * <p>Reads that wait for room are sent in steps of a quarter of the window: once a quarter
- * of it has been answered, the waiting reads that fill it again go out with one flush.
- * Refilling one read per answer would cost the client a write system call per block and
- * hand the server one request per wake-up, each answered and flushed alone.
+ * <p>A batch holds at most a quarter of the window (and {@link ReadBatch#MAX_READS}), and
+ * stops growing at {@link ReadBatch#TARGET_BYTES}, so several batches are in flight and the
+ * server always has the next one while the client takes in the last. Reads that wait for
+ * room are sent in steps of a quarter of the window: once a quarter of it has been answered,
+ * the waiting reads that fill it again go out with one flush. Refilling one read per answer
+ * would cost the client a write system call per block and the server a wake-up per read.
  *
  * <p>The channel owns its {@link TransportClient} alone: the response handler keeps one
- * callback per id, so a second channel on the same client could overwrite a callback and
- * leave a read without an answer forever.
+ * callback per id, and this channel chooses its batch ids itself.
  *
- * <p>A read sent {@code readTimeoutNanos} ago without an answer fails the whole channel (as on
- * verbs): the peer is stuck, so every read in flight or waiting behind it fails now, the
+ * <p>A batch sent {@code readTimeoutNanos} ago without an answer fails the whole channel (as
+ * on verbs): the peer is stuck, so every read in flight or waiting behind it fails now, the
  * connection is closed, and the next {@code connect} opens a fresh one. Netty's idle timeout
  * alone does not do this: a peer that keeps the connection busy without answering (or a read
  * queued behind a stuck one) would wait forever.
@@ -56,21 +60,27 @@ final class TcpChannel implements TransportChannel {
   private final int maxInFlight;
   /** Waiting reads are admitted only when at least this many would fit (see class doc). */
   private final int refillStep;
+  private final int batchReads;
   private final int maxReadLength;
   private final long readTimeoutMs;
   private final TransportStats stats;
 
   // All guarded by this.
   private final ArrayDeque<ReadRequest> waiting = new ArrayDeque<>();
-  private final HashMap<StreamChunkId, InFlight> inFlight = new HashMap<>();
+  private final HashMap<Long, Batch> inFlight = new HashMap<>();
+  private int readsInFlight;
+  private long lastBatchId;
   private IOException failure;
 
-  /** The reads sharing one request on the wire, and when it was sent. */
-  private static final class InFlight {
-    final List<ReadRequest> waiters = new ArrayList<>(1);
+  /** The reads of one batch on the wire, and when it was sent. */
+  private static final class Batch {
+    final long id;
+    final List<ReadRequest> reads;
     final long sentNanos;
 
-    InFlight(long sentNanos) {
+    Batch(long id, List<ReadRequest> reads, long sentNanos) {
+      this.id = id;
+      this.reads = reads;
       this.sentNanos = sentNanos;
     }
   }
@@ -82,6 +92,7 @@ final class TcpChannel implements TransportChannel {
     this.client = client;
     this.maxInFlight = maxInFlight;
     this.refillStep = Math.max(1, maxInFlight / 4);
+    this.batchReads = Math.min(ReadBatch.MAX_READS, refillStep);
     this.maxReadLength = (int) Math.min(maxReadSize, FRAME_LIMIT);
     this.readTimeoutMs = readTimeoutMs;
     this.stats = stats;
@@ -108,13 +119,14 @@ final class TcpChannel implements TransportChannel {
   }
 
   @Override
-  public void read(List<ReadRequest> batch) {
-    List<StreamChunkId> toSend = new ArrayList<>(batch.size());
+  public void read(List<ReadRequest> reads) {
     List<ReadRequest> invalid = null;
+    List<Batch> toSend;
     IOException failed;
     synchronized (this) {
       failed = failure;
-      for (ReadRequest r : batch) {
+      List<ReadRequest> admitted = new ArrayList<>(reads.size());
+      for (ReadRequest r : reads) {
         stats.readsPosted.incrementAndGet();
         if (failed != null || r.remoteAddress() < 0
             || r.remoteAddress() > ReadAddressing.MAX_ADDRESS) {
@@ -122,10 +134,14 @@ final class TcpChannel implements TransportChannel {
             invalid = new ArrayList<>();
           }
           invalid.add(r);
-          continue;
+        } else if (readsInFlight >= maxInFlight) {
+          waiting.add(r);
+        } else {
+          admitted.add(r);
+          readsInFlight++;
         }
-        admitLocked(r, toSend);
       }
+      toSend = packLocked(admitted);
     }
     if (invalid != null) {
       for (ReadRequest r : invalid) {
@@ -136,79 +152,163 @@ final class TcpChannel implements TransportChannel {
     send(toSend);
   }
 
-  private void admitLocked(ReadRequest r, List<StreamChunkId> toSend) {
-    StreamChunkId id = new StreamChunkId(
-        ReadAddressing.streamId(r.key(), r.remoteAddress()), r.length());
-    InFlight same = inFlight.get(id);
-    if (same != null) {
-      same.waiters.add(r);
-    } else if (inFlight.size() >= maxInFlight) {
-      waiting.add(r);
-    } else {
-      InFlight f = new InFlight(System.nanoTime());
-      f.waiters.add(r);
-      inFlight.put(id, f);
-      toSend.add(id);
+  /** Cuts admitted reads into batches and records them as in flight. */
+  private List<Batch> packLocked(List<ReadRequest> admitted) {
+    if (admitted.isEmpty()) {
+      return List.of();
     }
+    List<Batch> batches = new ArrayList<>();
+    long now = System.nanoTime();
+    List<ReadRequest> current = new ArrayList<>(Math.min(batchReads, admitted.size()));
+    long bytes = 0;
+    for (ReadRequest r : admitted) {
+      if (!current.isEmpty()
+          && (current.size() == batchReads || bytes + r.length() > ReadBatch.TARGET_BYTES)) {
+        batches.add(newBatchLocked(current, now));
+        current = new ArrayList<>(batchReads);
+        bytes = 0;
+      }
+      current.add(r);
+      bytes += r.length();
+    }
+    batches.add(newBatchLocked(current, now));
+    return batches;
   }
 
-  private void send(List<StreamChunkId> ids) {
-    if (ids.isEmpty()) {
+  private Batch newBatchLocked(List<ReadRequest> reads, long now) {
+    do {
+      // Below 2^32: as a stream id it carries key 0, which no region has (ReadBatch).
+      lastBatchId = lastBatchId % ReadAddressing.MAX_ADDRESS + 1;
+    } while (inFlight.containsKey(lastBatchId));
+    Batch b = new Batch(lastBatchId, reads, now);
+    inFlight.put(b.id, b);
+    return b;
+  }
+
+  private void send(List<Batch> batches) {
+    if (batches.isEmpty()) {
       return;
     }
     Channel channel = client.getChannel();
     TransportResponseHandler handler = client.getHandler();
-    for (StreamChunkId id : ids) {
-      handler.addFetchRequest(id, new ChunkReceivedCallback() {
+    for (Batch b : batches) {
+      long id = b.id;
+      handler.addFetchRequest(ReadBatch.answerId(id), new ChunkReceivedCallback() {
         @Override
         public void onSuccess(int chunkIndex, ManagedBuffer buffer) {
-          complete(id, buffer, null);
+          answered(id, buffer, null);
         }
 
         @Override
         public void onFailure(int chunkIndex, Throwable e) {
-          complete(id, null, e);
+          answered(id, null, e);
         }
       });
-      channel.write(new ChunkFetchRequest(id)).addListener(f -> {
-        if (!f.isSuccess()) {
-          handler.removeFetchRequest(id);
-          complete(id, null, new IOException("failed to send read to " + peer, f.cause()));
+      // The server answers a batch with the frame above; its RPC gets an answer only when
+      // the whole batch is refused (malformed, or by Spark's auth layer).
+      handler.addRpcRequest(id, new RpcResponseCallback() {
+        @Override
+        public void onSuccess(ByteBuffer response) {
+          answered(id, null, new IOException("the peer answered a read batch as an RPC"));
+        }
+
+        @Override
+        public void onFailure(Throwable e) {
+          // network-common sends the server's whole stack trace: its first line says why.
+          String why = String.valueOf(e.getMessage());
+          int eol = why.indexOf('\n');
+          answered(id, null, new IOException("the peer refused the batch: "
+              + (eol < 0 ? why : why.substring(0, eol)), e));
         }
       });
+      channel.write(new RpcRequest(id,
+          new NioManagedBuffer(ReadBatch.encodeRequest(id, b.reads)))).addListener(f -> {
+            if (!f.isSuccess()) {
+              answered(id, null, new IOException("failed to send reads to " + peer, f.cause()));
+            }
+          });
     }
     channel.flush();
     stats.batchesPosted.incrementAndGet();
   }
 
-  private void complete(StreamChunkId id, ManagedBuffer data, Throwable error) {
-    InFlight done;
-    List<StreamChunkId> toSend = new ArrayList<>();
+  private void answered(long id, ManagedBuffer data, Throwable error) {
+    Batch done;
+    List<Batch> toSend = List.of();
     synchronized (this) {
       done = inFlight.remove(id);
-      if (inFlight.size() <= maxInFlight - refillStep) {
-        while (failure == null && !waiting.isEmpty() && inFlight.size() < maxInFlight) {
-          admitLocked(waiting.poll(), toSend);
+      if (done == null) {
+        return; // answered already (the other callback), or failed with the channel
+      }
+      readsInFlight -= done.reads.size();
+      if (readsInFlight <= maxInFlight - refillStep) {
+        List<ReadRequest> admitted = new ArrayList<>();
+        while (failure == null && !waiting.isEmpty() && readsInFlight < maxInFlight) {
+          admitted.add(waiting.poll());
+          readsInFlight++;
         }
+        toSend = packLocked(admitted);
       }
     }
-    if (done != null) {
-      for (ReadRequest r : done.waiters) {
-        if (error == null) {
-          stats.readsCompleted.incrementAndGet();
-          stats.bytesRead.addAndGet(r.length());
-          try {
-            r.callback().onSuccess(r, data);
-          } catch (RuntimeException e) {
-            fail(r, e);
-          }
-        } else {
-          fail(r, new IOException(r + " from " + peer + " failed: "
-              + error.getMessage(), error));
-        }
+    TransportResponseHandler handler = client.getHandler();
+    handler.removeFetchRequest(ReadBatch.answerId(id));
+    handler.removeRpcRequest(id);
+    if (error == null) {
+      deliver(done, data);
+    } else {
+      for (ReadRequest r : done.reads) {
+        fail(r, new IOException(r + " from " + peer + " failed: " + error.getMessage(), error));
       }
     }
     send(toSend);
+  }
+
+  /** Hands each read its slice of the answer (no copy), or its refusal. */
+  private void deliver(Batch b, ManagedBuffer data) {
+    List<ReadRequest> reads = b.reads;
+    ByteBuf body;
+    try {
+      body = (ByteBuf) data.convertToNetty();
+    } catch (IOException | RuntimeException e) {
+      for (ReadRequest r : reads) {
+        fail(r, new IOException(r + " from " + peer + " failed: " + e, e));
+      }
+      return;
+    }
+    try {
+      int[] lengths = new int[reads.size()];
+      String[] reasons = new String[reads.size()];
+      int at;
+      try {
+        at = body.readerIndex() + ReadBatch.parseAnswer(body, reads, lengths, reasons);
+      } catch (IllegalArgumentException e) {
+        for (ReadRequest r : reads) {
+          fail(r, new IOException(r + " from " + peer + " failed: malformed answer: "
+              + e.getMessage(), e));
+        }
+        return;
+      }
+      for (int i = 0; i < reads.size(); i++) {
+        ReadRequest r = reads.get(i);
+        if (lengths[i] == ReadBatch.REFUSED) {
+          fail(r, new IOException(r + " from " + peer + " failed: " + reasons[i]));
+          continue;
+        }
+        ManagedBuffer part = new NettyManagedBuffer(body.retainedSlice(at, lengths[i]));
+        at += lengths[i];
+        stats.readsCompleted.incrementAndGet();
+        stats.bytesRead.addAndGet(r.length());
+        try {
+          r.callback().onSuccess(r, part);
+        } catch (RuntimeException e) {
+          fail(r, e);
+        } finally {
+          part.release();
+        }
+      }
+    } finally {
+      body.release();
+    }
   }
 
   private void fail(ReadRequest r, Throwable e) {
@@ -217,7 +317,7 @@ final class TcpChannel implements TransportChannel {
   }
 
   /**
-   * Called periodically by the transport: if the oldest read in flight was sent more than
+   * Called periodically by the transport: if the oldest batch in flight was sent more than
    * the read timeout ago, fails the channel.
    */
   void checkTimeout(long nowNanos) {
@@ -226,8 +326,8 @@ final class TcpChannel implements TransportChannel {
       if (failure != null) {
         return;
       }
-      for (InFlight f : inFlight.values()) {
-        oldest = Math.min(oldest, f.sentNanos);
+      for (Batch b : inFlight.values()) {
+        oldest = Math.min(oldest, b.sentNanos);
       }
     }
     if (oldest != Long.MAX_VALUE && nowNanos - oldest > readTimeoutMs * 1_000_000L) {
@@ -239,24 +339,26 @@ final class TcpChannel implements TransportChannel {
   /** Fails every read in flight or waiting, closes the connection; later reads fail at once. */
   void failChannel(IOException cause) {
     List<ReadRequest> dropped = new ArrayList<>();
-    List<StreamChunkId> ids;
+    List<Long> ids;
     synchronized (this) {
       if (failure != null) {
         return;
       }
       failure = cause;
       ids = new ArrayList<>(inFlight.keySet());
-      for (Map.Entry<StreamChunkId, InFlight> e : inFlight.entrySet()) {
-        dropped.addAll(e.getValue().waiters);
+      for (Batch b : inFlight.values()) {
+        dropped.addAll(b.reads);
       }
       inFlight.clear();
+      readsInFlight = 0;
       dropped.addAll(waiting);
       waiting.clear();
     }
     TransportResponseHandler handler = client.getHandler();
-    for (StreamChunkId id : ids) {
+    for (long id : ids) {
       // A late answer is then dropped by the handler instead of reaching a finished read.
-      handler.removeFetchRequest(id);
+      handler.removeFetchRequest(ReadBatch.answerId(id));
+      handler.removeRpcRequest(id);
     }
     client.close();
     for (ReadRequest r : dropped) {

@@ -93,19 +93,31 @@ class TcpReadTimeoutTest {
                 byte[] frame = new byte[(int) frameLength - 8];
                 in.readFully(frame);
                 java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(frame);
-                if (!answers || b.get() != 0) { // only ChunkFetchRequests get answers
+                if (!answers || b.get() != 3) { // only read batches (RpcRequests) get answers
                   continue;
                 }
-                long streamId = b.getLong();
-                int length = b.getInt();
-                if ((streamId & 0xFFFFFFFFL) == STUCK_ADDRESS) {
+                b.getLong(); // the RPC's request id
+                b.getInt(); // its body's length
+                ReadBatch.Request req = ReadBatch.decodeRequest(b);
+                int data = 0;
+                boolean stuck = false;
+                for (int i = 0; i < req.size(); i++) {
+                  data += req.lengths[i];
+                  stuck |= req.addresses[i] == STUCK_ADDRESS;
+                }
+                if (stuck) {
                   continue;
                 }
-                out.writeLong(8 + 1 + 12 + length);
+                int body = 4 + 4 * req.size() + data;
+                out.writeLong(8 + 1 + 12 + body);
                 out.writeByte(1); // ChunkFetchSuccess
-                out.writeLong(streamId);
-                out.writeInt(length);
-                out.write(new byte[length]);
+                out.writeLong(req.batchId); // the batch's answer id (batchId, 0)
+                out.writeInt(0);
+                out.writeInt(req.size());
+                for (int i = 0; i < req.size(); i++) {
+                  out.writeInt(req.lengths[i]);
+                }
+                out.write(new byte[data]);
                 out.flush();
               }
             } catch (Exception ignored) {

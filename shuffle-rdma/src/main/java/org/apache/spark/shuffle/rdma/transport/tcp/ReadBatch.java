@@ -1,0 +1,167 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.transport.tcp;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import io.netty.buffer.ByteBuf;
+import org.apache.spark.network.protocol.StreamChunkId;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+
+/**
+ * How a batch of one-sided reads travels on the tcp transport, inside network-common's
+ * messages. One request and one answer frame per batch, so the server decodes, checks and
+ * flushes once per batch instead of once per read, and writes one header per batch (a
+ * header between every two blocks would cost a write system call per block next to each
+ * block's sendfile).
+ *
+ * <p>Request: an RpcRequest whose body is {@code 'B', batch id (long), n (int)} and n times
+ * {@code key, address, length} (ints; addresses are 32-bit, see {@link ReadAddressing}).
+ * At most {@link #MAX_READS} reads, so the frame (at most 802 bytes) passes the server's
+ * smallest {@code tcp.maxRequestFrameSize}. The server never answers the RPC itself unless
+ * the batch is malformed (an RpcFailure saying why); Spark's auth layer answers an RPC from
+ * an unauthenticated peer with a failure too, so such a batch never reaches the regions.
+ *
+ * <p>Answer: a ChunkFetchSuccess for stream chunk ({@code batch id}, 0) whose body is
+ * {@code n (int)}, then per read either its length (the read was served: its bytes follow in
+ * the data part) or -1, a 2-byte length and a UTF-8 reason (refused: only that read fails),
+ * then the served reads' bytes in request order. Batch ids are below 2^32, so as a stream id
+ * they carry key 0, which no region has: they never collide with a single read's
+ * ChunkFetchRequest id (which the server still answers, see {@link RegionServer}).
+ */
+final class ReadBatch {
+  static final byte MAGIC = 'B';
+  static final int MAX_READS = 64;
+  /** Reads are added to a batch while it holds less than this many bytes. */
+  static final int TARGET_BYTES = 1 << 20;
+  static final int REFUSED = -1;
+  private static final int MAX_REASON_BYTES = 1024;
+  private static final int READ_BYTES = 12;
+  private static final int HEADER_BYTES = 1 + 8 + 4;
+
+  private ReadBatch() {}
+
+  /** Whether a ChunkFetchSuccess id is a batch answer's. */
+  static boolean isBatchAnswer(StreamChunkId id) {
+    return ReadAddressing.key(id.streamId()) == 0;
+  }
+
+  static StreamChunkId answerId(long batchId) {
+    return new StreamChunkId(batchId, 0);
+  }
+
+  static ByteBuffer encodeRequest(long batchId, List<ReadRequest> reads) {
+    ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + READ_BYTES * reads.size());
+    b.put(MAGIC).putLong(batchId).putInt(reads.size());
+    for (ReadRequest r : reads) {
+      b.putInt(r.key()).putInt((int) r.remoteAddress()).putInt(r.length());
+    }
+    b.flip();
+    return b;
+  }
+
+  /** A decoded request: reads as parallel arrays (no object per read on the server). */
+  static final class Request {
+    final long batchId;
+    final int[] keys;
+    final long[] addresses;
+    final int[] lengths;
+
+    private Request(long batchId, int n) {
+      this.batchId = batchId;
+      this.keys = new int[n];
+      this.addresses = new long[n];
+      this.lengths = new int[n];
+    }
+
+    int size() {
+      return keys.length;
+    }
+  }
+
+  /** Decodes a request; a malformed one is refused whole (IllegalArgumentException). */
+  static Request decodeRequest(ByteBuffer b) {
+    if (b.remaining() < HEADER_BYTES || b.get() != MAGIC) {
+      throw new IllegalArgumentException("not a read batch: the tcp transport answers "
+          + "one-sided reads only");
+    }
+    long batchId = b.getLong();
+    int n = b.getInt();
+    if (batchId <= 0 || batchId > ReadAddressing.MAX_ADDRESS) {
+      throw new IllegalArgumentException("read batch id out of range: " + batchId);
+    }
+    if (n < 1 || n > MAX_READS || b.remaining() != (long) n * READ_BYTES) {
+      throw new IllegalArgumentException("malformed read batch: " + n + " reads announced, "
+          + b.remaining() + " bytes follow (1 to " + MAX_READS + " reads of " + READ_BYTES
+          + " bytes expected)");
+    }
+    Request req = new Request(batchId, n);
+    for (int i = 0; i < n; i++) {
+      req.keys[i] = b.getInt();
+      req.addresses[i] = b.getInt() & ReadAddressing.MAX_ADDRESS;
+      req.lengths[i] = b.getInt();
+    }
+    return req;
+  }
+
+  /** Appends a refusal to an answer's prefix. */
+  static void writeRefusal(ByteBuf prefix, String reason) {
+    byte[] utf8 = reason.getBytes(StandardCharsets.UTF_8);
+    int len = Math.min(utf8.length, MAX_REASON_BYTES);
+    prefix.writeInt(REFUSED);
+    prefix.writeShort(len);
+    prefix.writeBytes(utf8, 0, len);
+  }
+
+  /**
+   * Reads an answer's prefix for {@code expected} reads: fills {@code lengths} (the served
+   * length, or REFUSED with the reason in {@code reasons}) and returns the offset of the data
+   * part. Throws IllegalArgumentException when the answer does not fit the request.
+   */
+  static int parseAnswer(ByteBuf body, List<ReadRequest> expected, int[] lengths,
+      String[] reasons) {
+    int start = body.readerIndex();
+    int end = body.writerIndex();
+    int at = start;
+    if (end - at < 4 || body.getInt(at) != expected.size()) {
+      throw new IllegalArgumentException("answer does not match its batch of "
+          + expected.size() + " reads");
+    }
+    at += 4;
+    long data = 0;
+    for (int i = 0; i < expected.size(); i++) {
+      if (end - at < 4) {
+        throw new IllegalArgumentException("answer prefix cut short at read " + i);
+      }
+      int status = body.getInt(at);
+      at += 4;
+      if (status == REFUSED) {
+        if (end - at < 2) {
+          throw new IllegalArgumentException("answer prefix cut short at read " + i);
+        }
+        int len = body.getUnsignedShort(at);
+        at += 2;
+        if (end - at < len) {
+          throw new IllegalArgumentException("answer prefix cut short at read " + i);
+        }
+        reasons[i] = body.toString(at, len, StandardCharsets.UTF_8);
+        at += len;
+      } else if (status != expected.get(i).length()) {
+        throw new IllegalArgumentException("answer gives " + status + " bytes for "
+            + expected.get(i));
+      } else {
+        data += status;
+      }
+      lengths[i] = status;
+    }
+    if (end - at != data) {
+      throw new IllegalArgumentException("answer carries " + (end - at) + " data bytes, its "
+          + "prefix announces " + data);
+    }
+    return at - start;
+  }
+}

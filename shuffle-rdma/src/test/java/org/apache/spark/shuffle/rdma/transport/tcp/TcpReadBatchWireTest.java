@@ -1,0 +1,157 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.transport.tcp;
+
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.mapFile;
+import static org.apache.spark.shuffle.rdma.testing.TestFiles.randomBytes;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.File;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The batch protocol on the wire, from a raw socket (see {@link ReadBatch}): a batch is one
+ * request and one answer frame, however many reads it holds; a refused read is refused inside
+ * the answer with its reason while the others are served; a malformed batch is refused whole
+ * and the connection keeps serving.
+ */
+class TcpReadBatchWireTest {
+  @TempDir
+  File dir;
+
+  private TcpTransport server;
+  private Socket socket;
+  private DataOutputStream out;
+  private DataInputStream in;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = TcpTestSupport.transport();
+    socket = new Socket();
+    socket.connect(new InetSocketAddress(server.localAddress().host(),
+        server.localAddress().port()), 5000);
+    socket.setSoTimeout(5000);
+    out = new DataOutputStream(socket.getOutputStream());
+    in = new DataInputStream(socket.getInputStream());
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    socket.close();
+    server.close();
+  }
+
+  /** Sends an RpcRequest frame with {@code body}. */
+  private void sendRpc(long requestId, byte[] body) throws Exception {
+    out.writeLong(8 + 1 + 8 + 4 + body.length);
+    out.writeByte(3); // RpcRequest
+    out.writeLong(requestId);
+    out.writeInt(body.length);
+    out.write(body);
+    out.flush();
+  }
+
+  private static byte[] batch(long batchId, int[][] reads) {
+    ByteBuffer b = ByteBuffer.allocate(13 + 12 * reads.length);
+    b.put((byte) 'B').putLong(batchId).putInt(reads.length);
+    for (int[] r : reads) {
+      b.putInt(r[0]).putInt(r[1]).putInt(r[2]);
+    }
+    return b.array();
+  }
+
+  /** The next frame, without its 8-byte length. */
+  private byte[] nextFrame() throws Exception {
+    long len = in.readLong();
+    byte[] frame = new byte[(int) (len - 8)];
+    in.readFully(frame);
+    return frame;
+  }
+
+  @Test
+  void aBatchIsOneRequestAndOneAnswerFrameWithPerReadRefusals() throws Exception {
+    byte[] content = randomBytes(20_000, 31);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    int key = region.key();
+    sendRpc(77, batch(4242, new int[][] {
+        {key, 100, 300}, {key ^ 0x5a5a5a5a, 0, 10}, {key, 19_990, 20}, {key, 5000, 4096}}));
+
+    ByteBuffer f = ByteBuffer.wrap(nextFrame());
+    assertEquals(1, f.get(), "a ChunkFetchSuccess");
+    assertEquals(4242L, f.getLong(), "for the batch's answer id");
+    assertEquals(0, f.getInt());
+    assertEquals(4, f.getInt(), "statuses of 4 reads");
+    assertEquals(300, f.getInt());
+    assertEquals(ReadBatch.REFUSED, f.getInt());
+    byte[] reason = new byte[f.getShort()];
+    f.get(reason);
+    assertTrue(new String(reason, StandardCharsets.UTF_8).contains("names no registered region"));
+    assertEquals(ReadBatch.REFUSED, f.getInt());
+    reason = new byte[f.getShort()];
+    f.get(reason);
+    assertTrue(new String(reason, StandardCharsets.UTF_8).contains("is outside region"));
+    assertEquals(4096, f.getInt());
+    byte[] data = new byte[f.remaining()];
+    f.get(data);
+    byte[] expected = new byte[300 + 4096];
+    System.arraycopy(content, 100, expected, 0, 300);
+    System.arraycopy(content, 5000, expected, 300, 4096);
+    assertArrayEquals(expected, data, "the served reads' bytes, in request order");
+
+    // Nothing else answers the batch: no frame per read, no RPC answer.
+    socket.setSoTimeout(500);
+    assertThrows(SocketTimeoutException.class, in::readLong);
+    assertEquals(2, server.stats().readsServed.get());
+    assertEquals(2, server.stats().readsRefused.get());
+  }
+
+  @Test
+  void malformedBatchIsRefusedWholeAndTheConnectionKeepsServing() throws Exception {
+    byte[] content = randomBytes(1000, 32);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    byte[] announcesMore = batch(5, new int[][] {{region.key(), 0, 10}});
+    ByteBuffer.wrap(announcesMore).putInt(9, 3); // 3 reads announced, 1 present
+    byte[][] bad = {
+        "hello".getBytes(StandardCharsets.UTF_8), // not a batch
+        announcesMore,
+        batch(0, new int[][] {{region.key(), 0, 10}}), // batch id 0 is out of range
+        batch(6, new int[0][]), // no read
+    };
+    for (int i = 0; i < bad.length; i++) {
+      sendRpc(100 + i, bad[i]);
+      ByteBuffer f = ByteBuffer.wrap(nextFrame());
+      assertEquals(5, f.get(), "an RpcFailure for bad batch " + i);
+      assertEquals(100L + i, f.getLong());
+    }
+    assertEquals(0, server.stats().readsServed.get());
+
+    sendRpc(200, batch(7, new int[][] {{region.key(), 10, 20}}));
+    ByteBuffer f = ByteBuffer.wrap(nextFrame());
+    assertEquals(1, f.get());
+    assertEquals(7L, f.getLong());
+    f.getInt();
+    assertEquals(1, f.getInt());
+    assertEquals(20, f.getInt());
+    byte[] data = new byte[f.remaining()];
+    f.get(data);
+    assertArrayEquals(Arrays.copyOfRange(content, 10, 30), data);
+  }
+}
