@@ -9,8 +9,9 @@ package org.apache.spark.shuffle.rdma.transport;
  * registered byte. A mapped page past a file's end cannot be read (SIGBUS, EFAULT), and a file
  * truncated under its registration must not be served as if it were whole.
  *
- * <p>The tcp transport asks before every serve (one stat); verbs never asks, because the
- * pages a registration pinned stay readable and hold the bytes that were registered.
+ * <p>The tcp transport asks before it serves (one stat): once per single read, and once per
+ * run of reads of one region in a batch; verbs never asks, because the pages a registration
+ * pinned stay readable and hold the bytes that were registered.
  */
 @FunctionalInterface
 public interface BackingCheck {

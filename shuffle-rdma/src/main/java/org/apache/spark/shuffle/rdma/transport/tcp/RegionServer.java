@@ -94,13 +94,14 @@ final class RegionServer extends RpcHandler {
     List<RegionSliceBuffer> parts = new ArrayList<>(n);
     prefix.writeInt(n);
     String unauthorized = unauthorized(client);
+    BackingMemo memo = new BackingMemo();
     for (int i = 0; i < n; i++) {
       try {
         if (unauthorized != null) {
           stats.readsRefused.incrementAndGet();
           throw new SecurityException(unauthorized);
         }
-        RegionSliceBuffer part = serve(req.keys[i], req.addresses[i], req.lengths[i]);
+        RegionSliceBuffer part = serve(req.keys[i], req.addresses[i], req.lengths[i], memo);
         parts.add(part);
         prefix.writeInt(req.lengths[i]);
       } catch (RuntimeException e) {
@@ -128,10 +129,28 @@ final class RegionServer extends RpcHandler {
   }
 
   /**
-   * Checks one read against the live regions and takes a region reference for its answer;
-   * throws, with the reason, when it is refused (counted).
+   * The backing-file check of the region a batch read last: a batch's reads of one map
+   * output (a reducer's blocks of it, or several reducers') share one stat of its file.
    */
-  private RegionSliceBuffer serve(int key, long address, int length) {
+  private static final class BackingMemo {
+    TcpRegion region;
+    String problem;
+
+    String problem(TcpRegion r) {
+      if (r != region) {
+        region = r;
+        problem = r.backing().problem();
+      }
+      return problem;
+    }
+  }
+
+  /**
+   * Checks one read against the live regions and takes a region reference for its answer;
+   * throws, with the reason, when it is refused (counted). {@code memo} (may be null) carries
+   * the last backing-file check across one batch.
+   */
+  private RegionSliceBuffer serve(int key, long address, int length, BackingMemo memo) {
     TcpRegion region = regions.get(key);
     if (region == null) {
       stats.readsRefused.incrementAndGet();
@@ -144,7 +163,7 @@ final class RegionServer extends RpcHandler {
           "read refused: [%d, %d) is outside region 0x%08x of %d bytes",
           address, address + length, key, region.length()));
     }
-    String problem = region.backing().problem();
+    String problem = memo != null ? memo.problem(region) : region.backing().problem();
     if (problem != null) {
       // Serving it would read pages past the file's end (or bytes that are not the map
       // output any more): refuse, so the reader reports a fetch failure and Spark recomputes.
@@ -175,7 +194,8 @@ final class RegionServer extends RpcHandler {
 
     @Override
     public ManagedBuffer getChunk(long streamId, int length) {
-      return serve(ReadAddressing.key(streamId), ReadAddressing.address(streamId), length);
+      return serve(ReadAddressing.key(streamId), ReadAddressing.address(streamId), length,
+          null);
     }
   }
 }

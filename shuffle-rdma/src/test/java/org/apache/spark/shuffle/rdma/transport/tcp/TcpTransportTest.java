@@ -119,6 +119,38 @@ class TcpTransportTest {
     assertTrue(ch.isActive(), "a refused read must not close the connection");
   }
 
+  /**
+   * In one batch, the backing-file check runs once per run of reads of one region (one stat
+   * per map output, not per block) and still per region: a damaged region's reads are
+   * refused between two served runs of an intact one.
+   */
+  @Test
+  void backingCheckRunsOncePerRegionRunInABatch() throws Exception {
+    byte[] a = randomBytes(4096, 8);
+    byte[] b = randomBytes(4096, 9);
+    java.util.concurrent.atomic.AtomicInteger checksOfA =
+        new java.util.concurrent.atomic.AtomicInteger();
+    RegisteredRegion ra = server.register(mapFile(dir, a), () -> {
+      checksOfA.incrementAndGet();
+      return null;
+    });
+    RegisteredRegion rb = server.register(mapFile(dir, b), () -> "x.data was truncated");
+    TransportChannel ch = client.connect(server.localAddress());
+    List<ReadResult> r = TcpTestSupport.results(5);
+    ch.read(List.of(
+        new ReadRequest(0, ra.key(), 10, r.get(0), null),
+        new ReadRequest(100, ra.key(), 10, r.get(1), null),
+        new ReadRequest(0, rb.key(), 10, r.get(2), null),
+        new ReadRequest(200, ra.key(), 10, r.get(3), null),
+        new ReadRequest(300, ra.key(), 10, r.get(4), null)));
+    assertArrayEquals(Arrays.copyOfRange(a, 0, 10), get(r.get(0)));
+    assertArrayEquals(Arrays.copyOfRange(a, 100, 110), get(r.get(1)));
+    assertTrue(failure(r.get(2)).getMessage().contains("x.data was truncated"));
+    assertArrayEquals(Arrays.copyOfRange(a, 200, 210), get(r.get(3)));
+    assertArrayEquals(Arrays.copyOfRange(a, 300, 310), get(r.get(4)));
+    assertEquals(2, checksOfA.get(), "one check per run of reads of the intact region");
+  }
+
   @Test
   void outOfBoundsReadsAreRefused() throws Exception {
     byte[] content = randomBytes(4096, 4);
