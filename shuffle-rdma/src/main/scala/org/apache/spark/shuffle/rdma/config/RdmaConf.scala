@@ -80,8 +80,9 @@ object RdmaConf {
   val MAX_READS_IN_FLIGHT_PER_PEER: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "maxReadsInFlightPerPeer")
       .doc("Reads one executor keeps in flight to one peer; more wait in the channel. On tcp " +
-        "it bounds pending requests, and waiting reads go out once a quarter of this many " +
-        "have been answered, with one write; on verbs it bounds each queue pair's send queue, " +
+        "it bounds pending reads, sent in batches of at most a quarter of this many (and 64), " +
+        "and waiting reads go out once a quarter of this many have been answered, with one " +
+        "write; on verbs it bounds each queue pair's send queue, " +
         "which keeps at most the READ depth negotiated with the peer posted (see " +
         "verbs.queuePairsPerPeer).")
       .version(V)
@@ -187,8 +188,9 @@ object RdmaConf {
     ConfigBuilder(PREFIX + "tcp.maxRequestFrameSize")
       .doc("Largest frame the tcp transport's server accepts from a peer, checked on the " +
         "frame header before anything of the frame is buffered, so also before " +
-        "authentication. Peers send only reads (21 bytes) and auth handshake messages " +
-        "(well under 1 KiB); a larger frame closes the connection, with a warning.")
+        "authentication. Peers send only batches of reads (at most 802 bytes) and auth " +
+        "handshake messages (well under 1 KiB); a larger frame closes the connection, with a " +
+        "warning.")
       .version(V)
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v >= 1024 && v <= (16L << 20), "must be in [1k, 16m]")

@@ -123,6 +123,98 @@ class TcpReadBatchWireTest {
     assertEquals(2, server.stats().readsRefused.get());
   }
 
+  /**
+   * 1,000 batches of 1 to 64 reads mutated from valid ones (inside the region; around its
+   * end; overflowing 32 bits; length 0, negative or huge; a key one bit off; random), on one
+   * connection: each batch gets one answer, each read in it is served byte-exact exactly
+   * when it lies inside the live region, and refused otherwise.
+   */
+  @Test
+  void fuzzedBatchesGetExactBytesOrRefusalsPerRead() throws Exception {
+    int size = 65_536;
+    byte[] content = randomBytes(size, 33);
+    RegisteredRegion region = server.register(mapFile(dir, content));
+    int key = region.key();
+    java.util.Random rnd = new java.util.Random(34);
+    int served = 0;
+    int refused = 0;
+    long bytes = 0;
+    for (int batch = 1; batch <= 1000; batch++) {
+      int n = 1 + rnd.nextInt(64);
+      int[][] reads = new int[n][];
+      for (int i = 0; i < n; i++) {
+        int addr = rnd.nextInt(size);
+        int len = 1 + rnd.nextInt(Math.min(4096, size - addr));
+        int k = key;
+        switch (rnd.nextInt(7)) {
+          case 0: // valid
+            break;
+          case 1: // around the end
+            addr = size - rnd.nextInt(64);
+            len = 1 + rnd.nextInt(128);
+            break;
+          case 2: // address + length overflows 32 bits
+            addr = -1 - rnd.nextInt(16);
+            len = 1 + rnd.nextInt(64);
+            break;
+          case 3: // bad length
+            len = new int[] {0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE}[rnd.nextInt(4)];
+            break;
+          case 4: // a key one bit off
+            k = key ^ (1 << rnd.nextInt(32));
+            break;
+          case 5: // random
+            k = rnd.nextInt();
+            addr = rnd.nextInt();
+            len = rnd.nextInt();
+            break;
+          default: // valid, larger
+            addr = rnd.nextInt(size / 2);
+            len = 1 + rnd.nextInt(size / 2);
+        }
+        reads[i] = new int[] {k, addr, len};
+      }
+      sendRpc(batch, batch(batch, reads));
+      ByteBuffer f = ByteBuffer.wrap(nextFrame());
+      assertEquals(1, f.get(), "batch " + batch + " answered by one ChunkFetchSuccess");
+      assertEquals(batch, f.getLong());
+      f.getInt();
+      assertEquals(n, f.getInt());
+      int[] status = new int[n];
+      for (int i = 0; i < n; i++) {
+        status[i] = f.getInt();
+        if (status[i] == ReadBatch.REFUSED) {
+          int reasonLength = f.getShort();
+          f.position(f.position() + reasonLength);
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        long addr = reads[i][1] & 0xFFFFFFFFL;
+        int len = reads[i][2];
+        boolean inside = reads[i][0] == key && len > 0 && addr + len <= size;
+        if (!inside) {
+          assertEquals(ReadBatch.REFUSED, status[i], "batch " + batch + " read " + i);
+          refused++;
+          continue;
+        }
+        assertEquals(len, status[i], "batch " + batch + " read " + i);
+        byte[] got = new byte[len];
+        f.get(got);
+        assertArrayEquals(Arrays.copyOfRange(content, (int) addr, (int) addr + len), got,
+            "batch " + batch + " read " + i);
+        served++;
+        bytes += len;
+      }
+      assertEquals(0, f.remaining(), "batch " + batch + ": no byte beyond the served reads");
+    }
+    System.out.println("[batch fuzz] 1000 batches: " + served + " reads served (" + bytes
+        + " bytes), " + refused + " refused");
+    assertEquals(served, server.stats().readsServed.get());
+    assertEquals(refused, server.stats().readsRefused.get());
+    assertEquals(bytes, server.stats().bytesServed.get());
+    assertTrue(served > 1000 && refused > 1000, "both outcomes exercised");
+  }
+
   @Test
   void malformedBatchIsRefusedWholeAndTheConnectionKeepsServing() throws Exception {
     byte[] content = randomBytes(1000, 32);
