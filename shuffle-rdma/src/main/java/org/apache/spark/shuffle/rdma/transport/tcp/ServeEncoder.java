@@ -25,7 +25,9 @@ import org.apache.spark.network.server.TransportServerBootstrap;
  * stream chunk id, body) made of plain Netty messages instead: the header from the pooled
  * allocator and the body as a slice of the mapping, so the answers of a burst of requests
  * go out in one gathering write; reads at least {@code sendfileThreshold} long from a
- * file-backed region go as a file region (sendfile, zero copy). A {@link
+ * file-backed region go as a file region (sendfile, zero copy). A batch's answer ({@link
+ * BatchAnswer}) goes the same way: the frame header and the batch's prefix in one buffer,
+ * then each served read's body, with no header between two bodies. A {@link
  * FlushConsolidationHandler} holds the flushes of the answers to one read burst until the
  * burst is handled. The bytes on the wire are exactly network-common's; refusals
  * (ChunkFetchFailure) and everything else still take network-common's encoder.
