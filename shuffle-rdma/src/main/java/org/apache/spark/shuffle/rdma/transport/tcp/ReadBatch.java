@@ -45,11 +45,6 @@ final class ReadBatch {
 
   private ReadBatch() {}
 
-  /** Whether a ChunkFetchSuccess id is a batch answer's. */
-  static boolean isBatchAnswer(StreamChunkId id) {
-    return ReadAddressing.key(id.streamId()) == 0;
-  }
-
   static StreamChunkId answerId(long batchId) {
     return new StreamChunkId(batchId, 0);
   }
