@@ -15,12 +15,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.buffer.NettyManagedBuffer;
-import org.apache.spark.network.buffer.NioManagedBuffer;
 import org.apache.spark.network.client.ChunkReceivedCallback;
 import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.client.TransportResponseHandler;
-import org.apache.spark.network.protocol.RpcRequest;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
@@ -221,12 +219,12 @@ final class TcpChannel implements TransportChannel {
               + (eol < 0 ? why : why.substring(0, eol)), e));
         }
       });
-      channel.write(new RpcRequest(id,
-          new NioManagedBuffer(ReadBatch.encodeRequest(id, b.reads)))).addListener(f -> {
-            if (!f.isSuccess()) {
-              answered(id, null, new IOException("failed to send reads to " + peer, f.cause()));
-            }
-          });
+      ByteBuf frame = ReadBatch.encodeRequestFrame(channel.alloc(), id, b.reads);
+      channel.write(frame).addListener(f -> {
+        if (!f.isSuccess()) {
+          answered(id, null, new IOException("failed to send reads to " + peer, f.cause()));
+        }
+      });
     }
     channel.flush();
     stats.batchesPosted.incrementAndGet();
