@@ -38,8 +38,14 @@ import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 final class ReadBatch {
   static final byte MAGIC = 'B';
   static final int MAX_READS = 64;
-  /** Reads are added to a batch while it holds less than this many bytes. */
-  static final int TARGET_BYTES = Integer.getInteger("rdma.batchBytes", 1 << 20);
+  /**
+   * A batch is closed before it would hold more than this many bytes (a longer read goes
+   * alone): the client takes in a batch's answer whole before any read of it completes, so
+   * batches stay small enough that several are in flight. Measured against 64 KiB and 1 MiB
+   * (docs/benchmarks.md): 64 KiB served 4 KiB blocks best but sent 64 KiB blocks one per
+   * batch; 1 MiB did worst at 4 KiB.
+   */
+  static final int TARGET_BYTES = 256 << 10;
   static final int REFUSED = -1;
   private static final int MAX_REASON_BYTES = 1024;
   private static final int READ_BYTES = 12;
