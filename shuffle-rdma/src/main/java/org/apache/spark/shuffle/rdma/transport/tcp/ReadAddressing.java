@@ -5,8 +5,9 @@
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
 /**
- * How a one-sided read travels inside network-common's ChunkFetchRequest: the 64-bit stream
- * id carries (key, address) and the chunk index carries the length. Regions are at most
+ * How a single one-sided read travels inside network-common's ChunkFetchRequest (which the
+ * server still answers; the plugin's client sends batches, see {@link ReadBatch}): the 64-bit
+ * stream id carries (key, address) and the chunk index carries the length. Regions are at most
  * 1 GiB and start at address 0 on tcp, so an address always fits in 32 bits.
  */
 final class ReadAddressing {
