@@ -15,7 +15,10 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.netty.buffer.ByteBuf;
+
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.buffer.NettyManagedBuffer;
 import org.apache.spark.network.buffer.NioManagedBuffer;
 import org.apache.spark.network.shuffle.BlockFetchingListener;
 import org.apache.spark.network.shuffle.DownloadFile;
@@ -37,7 +40,7 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
  * Then, as one batch, every block's bytes in the pieces {@link PiecePlan} gives (one when
  * the block fits the channel's largest read and one region), except that adjacent blocks of
  * one map output that together still fit one read are read by one READ and handed to Spark
- * as slices of it ({@link BlockSlice}).
+ * as views of it (Netty slices on tcp, {@link BlockSlice}s otherwise), never copies.
  *
  * <p>Where the bytes go follows Spark's fetcher: without a {@link DownloadFileManager} (the
  * request is under spark.network.maxRemoteBlockSizeFetchToMem) a one-piece block is handed
@@ -311,6 +314,10 @@ final class BlockFetch implements ReadCallback {
   }
 
   private void onRun(Run run, ManagedBuffer data) {
+    if (data instanceof NettyManagedBuffer) {
+      onNettyRun(run, data);
+      return;
+    }
     ByteBuffer whole;
     try {
       whole = data.nioByteBuffer();
@@ -322,6 +329,34 @@ final class BlockFetch implements ReadCallback {
     }
     for (Block b : run.blocks) {
       deliver(b, new BlockSlice(data, whole, (int) (b.start - run.start), (int) (b.end - b.start)));
+    }
+  }
+
+  /**
+   * A run answered in a Netty buffer (tcp): each block is a slice of it. Its NIO form would
+   * copy an answer that arrived in several socket reads (a composite buffer), which Spark's
+   * own fetcher never does; a slice is read through Spark's stream with no copy. The slices
+   * hold no reference of their own: like {@link BlockSlice}, Spark's retain of a block is a
+   * reference to the whole answer.
+   */
+  private void onNettyRun(Run run, ManagedBuffer data) {
+    ByteBuf whole;
+    try {
+      whole = (ByteBuf) data.convertToNetty();
+    } catch (IOException | RuntimeException e) {
+      for (Block b : run.blocks) {
+        fail(b, e);
+      }
+      return;
+    }
+    try {
+      int base = whole.readerIndex();
+      for (Block b : run.blocks) {
+        deliver(b, new NettyManagedBuffer(
+            whole.slice(base + (int) (b.start - run.start), (int) (b.end - b.start))));
+      }
+    } finally {
+      whole.release();
     }
   }
 
@@ -396,16 +431,31 @@ final class BlockFetch implements ReadCallback {
       return;
     }
     try {
-      ByteBuffer src = data.nioByteBuffer();
       ByteBuffer dst = b.assembly.duplicate();
       dst.position((int) p.piece.offsetInBlock);
-      dst.put(src);
+      copyInto(data, dst);
     } catch (IOException | RuntimeException e) {
       fail(b, e);
       return;
     }
     if (b.piecesLeft.decrementAndGet() == 0) {
       deliver(b, new NioManagedBuffer(b.assembly));
+    }
+  }
+
+  /** Copies the buffer's bytes into {@code dst} once (a composite Netty buffer too). */
+  private static void copyInto(ManagedBuffer data, ByteBuffer dst) throws IOException {
+    if (data instanceof NettyManagedBuffer) {
+      ByteBuf buf = (ByteBuf) data.convertToNetty();
+      try {
+        ByteBuffer to = dst.duplicate();
+        to.limit(to.position() + buf.readableBytes());
+        buf.getBytes(buf.readerIndex(), to);
+      } finally {
+        buf.release();
+      }
+    } else {
+      dst.put(data.nioByteBuffer());
     }
   }
 
