@@ -59,10 +59,12 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * the (soft or hardware) RDMA device, no server thread runs per block. Requests are grouped and kept
  * in flight the way Spark's fetcher does by default (spark.reducer.maxSizeInFlight 48 MiB,
  * requests of at most a fifth of it), and every block's first and last word are checked.
+ * Mode {@code floor} ({@link FloorServer}) is no product: plain blocking sockets and one
+ * {@code sendfile} per block with no framing, the least CPU any TCP server spends per block.
  *
  * <pre>
- *   serve spark|plugin|tcp|verbs FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
- *   fetch spark|plugin|tcp|verbs INFO_FILE SIZES BYTES_PER_SIZE
+ *   serve spark|plugin|tcp|verbs|floor FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]
+ *   fetch spark|plugin|tcp|verbs|floor INFO_FILE SIZES BYTES_PER_SIZE
  * </pre>
  * System properties {@code spark.shuffle.rdma.*} given to either JVM go into the plugin's
  * configuration (e.g. {@code -Dspark.shuffle.rdma.device=rxe0}). On stderr the client logs,
@@ -85,8 +87,8 @@ public final class TransportBench {
     } else if (args.length == 5 && args[0].equals("fetch")) {
       fetch(args[1], Paths.get(args[2]), args[3], Long.parseLong(args[4]), System.out);
     } else {
-      System.err.println("usage: serve spark|plugin|tcp|verbs FILE BYTES BIND_HOST INFO_FILE"
-          + " [tcp|verbs] | fetch spark|plugin|tcp|verbs INFO_FILE SIZES BYTES_PER_SIZE");
+      System.err.println("usage: serve spark|plugin|tcp|verbs|floor FILE BYTES BIND_HOST"
+          + " INFO_FILE [tcp|verbs] | fetch spark|plugin|tcp|verbs|floor INFO_FILE SIZES BYTES_PER_SIZE");
       System.exit(2);
     }
   }
@@ -127,6 +129,10 @@ public final class TransportBench {
     AutoCloseable server;
     if (mode.equals("spark")) {
       SparkBlockServer s = new SparkBlockServer(sparkConf(), file, bindHost);
+      server = s;
+      line = pid + " " + bindHost + " " + s.port() + " 0 0 " + file.length();
+    } else if (mode.equals("floor")) {
+      FloorServer s = new FloorServer(file, bindHost);
       server = s;
       line = pid + " " + bindHost + " " + s.port() + " 0 0 " + file.length();
     } else {
@@ -198,6 +204,7 @@ public final class TransportBench {
     int port = Integer.parseInt(f[2]);
     long fileLength = Long.parseLong(f[5]);
     try (Source src = mode.equals("spark") ? new SparkSource(host, port, fileLength)
+        : mode.equals("floor") ? new FloorSource(host, port, fileLength)
         : new PluginSource(transportOf(mode, System.getProperty("bench.transport", "tcp")),
             host, port, Long.parseLong(f[3]), Integer.parseInt(f[4]), fileLength)) {
       // Warm-up of both JVMs over every size first (JIT of the serving and receiving paths,

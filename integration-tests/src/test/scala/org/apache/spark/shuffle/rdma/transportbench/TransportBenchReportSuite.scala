@@ -64,6 +64,19 @@ class TransportBenchReportSuite extends AnyFunSuite {
     assert(md.contains("both JVMs in one guest"))
   }
 
+  test("the floor row is labelled as no product and kept out of the transports named") {
+    val csv = JArrays.asList(
+      "rep,mode,size,blocks,bytes,seconds,clientCpuS,serverCpuS,requests",
+      "1,spark,65536,1000,65536000,1.0,1.0,0.50,1001",
+      "1,plugin,65536,1000,65536000,1.0,1.0,0.40,1000",
+      "1,floor,65536,1000,65536000,1.0,0.5,0.25,10")
+    val md = TransportReport.markdown(TransportReport.bySize(csv), "tcp", "1.0", "2.0", "x")
+    assert(md.contains("against the plugin's tcp transport, x."), md)
+    val floorRow = md.linesIterator.find(_.startsWith("| 64 KiB | floor (plain sendfile) |"))
+    assert(floorRow.exists(_.contains("| 250.0 (0.50x) | 0.010 |")), md)
+    assert(md.contains("The floor row is no product"), md)
+  }
+
   test("results without the spark baseline are refused") {
     val csv = JArrays.asList("header", "1,verbs,4096,1,4096,1.0,0.1,0.0,1")
     intercept[IllegalArgumentException] {

@@ -24,7 +24,7 @@ import java.util.TreeMap;
  * microseconds per block and requests per block, with each plugin mode's ratio to Spark's path
  * (and verbs' ratio to tcp when both ran); writes report.md and two charts (throughput, server
  * CPU per GB) and prints the table. Modes: spark (the baseline, required), plugin (the
- * transport given as TRANSPORT), tcp, verbs.
+ * transport given as TRANSPORT), tcp, verbs, and floor (plain sendfile, no product).
  *
  * <pre>TransportReport results.csv OUT_DIR TRANSPORT LOAD_BEFORE LOAD_AFTER [SETUP]</pre>
  * SETUP describes where the two JVMs ran (default: two network namespaces).
@@ -97,6 +97,7 @@ public final class TransportReport {
     switch (mode) {
       case "spark": return "spark";
       case "plugin": return "plugin (" + transport + ")";
+      case "floor": return "floor (plain sendfile)";
       default: return "plugin (" + mode + ")";
     }
   }
@@ -105,7 +106,8 @@ public final class TransportReport {
   public static String markdown(Map<Integer, Map<String, List<String[]>>> bySize,
       String transport, String loadBefore, String loadAfter, String setup) {
     List<String> modes = modes(bySize);
-    List<String> plugins = modes.subList(1, modes.size());
+    List<String> plugins = new ArrayList<>(modes.subList(1, modes.size()));
+    plugins.remove("floor");
     StringBuilder md = new StringBuilder();
     md.append("# Transport benchmark\n\n")
         .append("Spark's block serving path (network-common, file segments) against the plugin's ")
@@ -132,6 +134,13 @@ public final class TransportReport {
         .append("lower is better). CPU is user + system time of the whole JVM (all threads, ")
         .append("GC and JIT included) from /proc/PID/stat over the measured run; server CPU ")
         .append("per block is that total divided by the blocks fetched.\n");
+    if (modes.contains("floor")) {
+      md.append("\nThe floor row is no product: plain blocking sockets, one request per group ")
+          .append("of blocks and one sendfile per block with no framing, the least CPU any ")
+          .append("server spends to serve these blocks over TCP on this machine; its ratios ")
+          .append("are floor / spark. Server CPU below its row is out of reach for any TCP ")
+          .append("server.\n");
+    }
     if (modes.contains("tcp") && modes.contains("verbs")) {
       md.append("\nverbs / tcp, same run:\n\n")
           .append("| block | blocks/s | GB/s | client CPU s/GB | server CPU s/GB |\n")
