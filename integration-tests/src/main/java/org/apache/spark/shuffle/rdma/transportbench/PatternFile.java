@@ -10,6 +10,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * The served file: every 8-byte word holds its own offset, so a client can check that each
  * block it got is the block it asked for (first and last word) without keeping a copy.
@@ -42,6 +44,20 @@ final class PatternFile {
       return "got " + block.remaining() + " bytes, asked for " + length;
     }
     int p = block.position();
+    long first = block.getLong(p);
+    long last = block.getLong(p + length - 8);
+    if (first != offset || last != offset + length - 8) {
+      return "block at " + offset + " holds words " + first + " .. " + last;
+    }
+    return null;
+  }
+
+  /** As {@link #check(ByteBuffer, long, int)}, for a Netty buffer's readable bytes. */
+  static String check(ByteBuf block, long offset, int length) {
+    if (block.readableBytes() != length) {
+      return "got " + block.readableBytes() + " bytes, asked for " + length;
+    }
+    int p = block.readerIndex();
     long first = block.getLong(p);
     long last = block.getLong(p + length - 8);
     if (first != offset || last != offset + length - 8) {

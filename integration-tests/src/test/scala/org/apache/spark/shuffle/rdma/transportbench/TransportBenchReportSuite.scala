@@ -77,6 +77,24 @@ class TransportBenchReportSuite extends AnyFunSuite {
     assert(md.contains("The floor row is no product"), md)
   }
 
+  test("a block in a composite Netty buffer is checked in place; a wrong offset is caught") {
+    val words = java.nio.ByteBuffer.allocate(64)
+    (0 until 8).foreach(i => words.putLong(4096L + 8 * i))
+    val bytes = words.array()
+    def composite(from: Int): io.netty.buffer.ByteBuf = {
+      val c = io.netty.buffer.Unpooled.compositeBuffer()
+      c.addComponent(true, io.netty.buffer.Unpooled.wrappedBuffer(bytes, from, 24))
+      c.addComponent(true, io.netty.buffer.Unpooled.wrappedBuffer(bytes, from + 24, 32))
+      c
+    }
+    val ok = new org.apache.spark.network.buffer.NettyManagedBuffer(composite(0))
+    assert(TransportBench.checked(ok, 4096L, 56) == null)
+    assert(ok.size() == 56)
+    ok.release()
+    val off = new org.apache.spark.network.buffer.NettyManagedBuffer(composite(8))
+    assert(TransportBench.checked(off, 4096L, 56) == "block at 4096 holds words 4104 .. 4152")
+  }
+
   test("results without the spark baseline are refused") {
     val csv = JArrays.asList("header", "1,verbs,4096,1,4096,1.0,0.1,0.0,1")
     intercept[IllegalArgumentException] {

@@ -136,10 +136,11 @@ public final class TransportReport {
         .append("per block is that total divided by the blocks fetched.\n");
     if (modes.contains("floor")) {
       md.append("\nThe floor row is no product: plain blocking sockets, one request per group ")
-          .append("of blocks and one sendfile per block with no framing, the least CPU any ")
-          .append("server spends to serve these blocks over TCP on this machine; its ratios ")
-          .append("are floor / spark. Server CPU below its row is out of reach for any TCP ")
-          .append("server.\n");
+          .append("of blocks and one sendfile per block with no framing; its ratios are floor / ")
+          .append("spark. For blocks large enough that a call per block costs little (64 KiB ")
+          .append("and up) its server CPU is what the kernel's TCP path costs per byte, which ")
+          .append("no TCP server gets below. For small blocks a call per block is not the ")
+          .append("least: gathering many blocks into one write costs less.\n");
     }
     if (modes.contains("tcp") && modes.contains("verbs")) {
       md.append("\nverbs / tcp, same run:\n\n")
