@@ -14,13 +14,16 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.StandardOpenOption;
 
 /**
- * The floor of serving blocks over TCP: for blocks of 64 KiB and more, what any server must at
- * least spend per byte (the kernel's TCP path), measured so the other columns can be read
- * against it; for small blocks a call per block is not the least (gathered writes cost less,
- * as the plugin's tcp server shows at 4 KiB). No framing, no event loop, no
- * per-block request: one blocking thread per connection reads a 16-byte request (block size
- * int, count int, first block index long, as {@link SparkBlockServer}'s open request) and
- * sends the count blocks back to back, each with one blocking {@code sendfile}
+ * The simplest server of blocks over TCP, as a reference: what the kernel charges for sending
+ * the bytes with no server work around them, so the other columns can be read against it
+ * (where a server's CPU is at this one's, what is left is the kernel's TCP path). Not always
+ * the least: for small blocks gathered writes cost less than a call per block (the plugin's
+ * tcp server at 4 KiB), and an event loop's non-blocking sendfile can cost the kernel less
+ * than blocking sends.
+ *
+ * <p>No framing, no event loop, no per-block request: one blocking thread per connection
+ * reads a 16-byte request (block size int, count int, first block index long, as
+ * {@link SparkBlockServer}'s open request) and sends the count blocks back to back, each with one blocking {@code sendfile}
  * ({@link FileChannel#transferTo}), so the client knows every boundary from the request.
  * Nothing a real shuffle server needs (errors, authentication, many clients) is here.
  */

@@ -61,9 +61,9 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
  * the (soft or hardware) RDMA device, no server thread runs per block. Requests are grouped and kept
  * in flight the way Spark's fetcher does by default (spark.reducer.maxSizeInFlight 48 MiB,
  * requests of at most a fifth of it), and every block's first and last word are checked.
- * Mode {@code floor} ({@link FloorServer}) is no product: plain blocking sockets and one
- * {@code sendfile} per block with no framing; from 64 KiB its server CPU is the kernel's TCP
- * cost per byte, which no TCP server gets below.
+ * Mode {@code floor} ({@link FloorServer}) is no product: the simplest server, blocking
+ * sockets and one {@code sendfile} per block with no framing, so its CPU is what the kernel
+ * charges for the bytes with no server work around them.
  *
  * <pre>
  *   serve spark|plugin|tcp|verbs|floor FILE BYTES BIND_HOST INFO_FILE [tcp|verbs]

@@ -135,12 +135,14 @@ public final class TransportReport {
         .append("GC and JIT included) from /proc/PID/stat over the measured run; server CPU ")
         .append("per block is that total divided by the blocks fetched.\n");
     if (modes.contains("floor")) {
-      md.append("\nThe floor row is no product: plain blocking sockets, one request per group ")
-          .append("of blocks and one sendfile per block with no framing; its ratios are floor / ")
-          .append("spark. For blocks large enough that a call per block costs little (64 KiB ")
-          .append("and up) its server CPU is what the kernel's TCP path costs per byte, which ")
-          .append("no TCP server gets below. For small blocks a call per block is not the ")
-          .append("least: gathering many blocks into one write costs less.\n");
+      md.append("\nThe floor row is no product: the simplest server, blocking sockets, one ")
+          .append("request per group of blocks and one sendfile per block with no framing; its ")
+          .append("ratios are floor / spark. It shows what the kernel charges for these bytes ")
+          .append("with no server work around them: where a server's CPU is at this row's, ")
+          .append("what is left is the kernel's TCP path. It is not always the least: for small ")
+          .append("blocks, gathering many into one write costs less than a call per block, and ")
+          .append("an event loop's non-blocking sendfile can cost the kernel less than blocking ")
+          .append("sends.\n");
     }
     if (modes.contains("tcp") && modes.contains("verbs")) {
       md.append("\nverbs / tcp, same run:\n\n")
