@@ -40,30 +40,25 @@ final class PatternFile {
 
   /** Null when {@code block} is the file's bytes at {@code offset}, else what differs. */
   static String check(ByteBuffer block, long offset, int length) {
-    if (block.remaining() != length) {
-      return "got " + block.remaining() + " bytes, asked for " + length;
-    }
     int p = block.position();
-    long first = block.getLong(p);
-    long last = block.getLong(p + length - 8);
-    if (first != offset || last != offset + length - 8) {
-      return "block at " + offset + " holds words " + first + " .. " + last;
-    }
-    return null;
+    return block.remaining() != length ? sizeProblem(block.remaining(), length)
+        : wordProblem(block.getLong(p), block.getLong(p + length - 8), offset, length);
   }
 
   /** As {@link #check(ByteBuffer, long, int)}, for a Netty buffer's readable bytes. */
   static String check(ByteBuf block, long offset, int length) {
-    if (block.readableBytes() != length) {
-      return "got " + block.readableBytes() + " bytes, asked for " + length;
-    }
     int p = block.readerIndex();
-    long first = block.getLong(p);
-    long last = block.getLong(p + length - 8);
-    if (first != offset || last != offset + length - 8) {
-      return "block at " + offset + " holds words " + first + " .. " + last;
-    }
-    return null;
+    return block.readableBytes() != length ? sizeProblem(block.readableBytes(), length)
+        : wordProblem(block.getLong(p), block.getLong(p + length - 8), offset, length);
+  }
+
+  private static String sizeProblem(int got, int length) {
+    return "got " + got + " bytes, asked for " + length;
+  }
+
+  private static String wordProblem(long first, long last, long offset, int length) {
+    return first == offset && last == offset + length - 8 ? null
+        : "block at " + offset + " holds words " + first + " .. " + last;
   }
 
   /** Offset of the i-th block of {@code size} bytes, wrapping inside a file of {@code length}. */

@@ -15,9 +15,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -25,10 +22,9 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.buffer.NettyManagedBuffer;
-import org.apache.spark.network.shuffle.BlockFetchingListener;
 import org.apache.spark.shuffle.rdma.reader.ReaderFixture.Output;
+import org.apache.spark.shuffle.rdma.testing.FetchOutcomes;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
-import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadCallback;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
@@ -73,7 +69,7 @@ class NettyAnswerViewTest {
 
   @Test
   void coalescedBlocksAreViewsOfTheAnswerHeldAsLongAsSparkHoldsThem() throws Exception {
-    Held held = fetch(List.of(block(out, 0, 1), block(out, 1, 2), block(out, 2, 3)));
+    FetchOutcomes held = fetch(List.of(block(out, 0, 1), block(out, 1, 2), block(out, 2, 3)));
     assertEquals(1, answers.size(), "one READ for the three adjacent blocks");
     assertEquals(3, stats.coalescedBlocks.get());
     CompositeByteBuf answer = answers.get(0);
@@ -88,78 +84,48 @@ class NettyAnswerViewTest {
       for (int i = 0; i < flipped.length; i++) {
         flipped[i] = (byte) ~flipped[i];
       }
-      assertArrayEquals(flipped, held.bytes(id(out, p, p + 1)), "block " + p + " is a copy");
+      assertArrayEquals(flipped, streamed(held, id(out, p, p + 1)), "block " + p + " is a copy");
     }
     // The answer lives while Spark holds any block of it, and no longer.
     answer.release(); // the test's own reference
-    held.release(id(out, 0, 1));
-    held.release(id(out, 2, 3));
+    release(held, id(out, 0, 1));
+    release(held, id(out, 2, 3));
     assertTrue(answer.refCnt() > 0, "released while block 1 is held");
-    held.release(id(out, 1, 2));
+    release(held, id(out, 1, 2));
     assertEquals(0, answer.refCnt(), "leaked");
   }
 
   @Test
   void piecesOfALargeBlockLandOnceAtTheirPlace() throws Exception {
-    Held held = fetch(List.of(block(out, 3, 4)));
+    FetchOutcomes held = fetch(List.of(block(out, 3, 4)));
     assertEquals(3, answers.size(), "150 KiB in pieces of at most 64 KiB");
-    assertArrayEquals(out.bytes(3, 4), held.bytes(id(out, 3, 4)));
-    held.release(id(out, 3, 4));
+    assertArrayEquals(out.bytes(3, 4), streamed(held, id(out, 3, 4)));
+    release(held, id(out, 3, 4));
     for (CompositeByteBuf a : answers) {
       a.release();
       assertEquals(0, a.refCnt(), "an assembled piece's answer leaked");
     }
   }
 
-  /** Fetches with answers turned into two-part composites; the listener retains as Spark does. */
-  private Held fetch(List<BlockFetch.Block> blocks) throws Exception {
-    Held held = new Held(blocks.size());
-    new BlockFetch(blocks, new CompositeAnswers(f.channel), held, null, f.transportConf, stats,
+  /** Fetches with answers turned into two-part composites; blocks stay retained, as in Spark. */
+  private FetchOutcomes fetch(List<BlockFetch.Block> blocks) throws Exception {
+    FetchOutcomes o = FetchOutcomes.retaining(blocks.size());
+    new BlockFetch(blocks, new CompositeAnswers(f.channel), o, null, f.transportConf, stats,
         cache).start();
-    held.all.get(30, TimeUnit.SECONDS);
-    assertTrue(held.failures.isEmpty(), held.failures.toString());
-    return held;
+    o.all.get(30, TimeUnit.SECONDS);
+    assertTrue(o.failures.isEmpty(), o.failures.toString());
+    return o;
   }
 
-  /** Spark's side: keeps every block retained until the test releases it. */
-  private static final class Held implements BlockFetchingListener {
-    final Map<String, ManagedBuffer> blocks = new ConcurrentHashMap<>();
-    final Map<String, Throwable> failures = new ConcurrentHashMap<>();
-    final CompletableFuture<Void> all = new CompletableFuture<>();
-    private final int expected;
-
-    Held(int expected) {
-      this.expected = expected;
+  /** Reads a held block through Spark's stream, as the shuffle reader does (once). */
+  private static byte[] streamed(FetchOutcomes o, String blockId) throws IOException {
+    try (InputStream in = o.held.get(blockId).createInputStream()) {
+      return in.readAllBytes();
     }
+  }
 
-    @Override
-    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
-      blocks.put(blockId, data.retain());
-      done();
-    }
-
-    @Override
-    public void onBlockFetchFailure(String blockId, Throwable e) {
-      failures.put(blockId, e);
-      done();
-    }
-
-    private synchronized void done() {
-      if (blocks.size() + failures.size() == expected) {
-        all.complete(null);
-      }
-    }
-
-    /** Reads a block through Spark's stream, as the shuffle reader does. */
-    byte[] bytes(String blockId) throws IOException {
-      try (InputStream in = blocks.get(blockId).createInputStream()) {
-        return in.readAllBytes();
-      }
-    }
-
-    void release(String blockId) {
-      blocks.remove(blockId).release();
-    }
+  private static void release(FetchOutcomes o, String blockId) {
+    o.held.remove(blockId).release();
   }
 
   /**
@@ -167,11 +133,9 @@ class NettyAnswerViewTest {
    * halves (the test keeps a reference to each) and released after the callback, as the tcp
    * channel does.
    */
-  private final class CompositeAnswers implements TransportChannel {
-    private final TransportChannel real;
-
+  private final class CompositeAnswers extends ForwardingChannel {
     CompositeAnswers(TransportChannel real) {
-      this.real = real;
+      super(real);
     }
 
     @Override
@@ -209,21 +173,6 @@ class NettyAnswerViewTest {
         }, r.attachment()));
       }
       real.read(wrapped);
-    }
-
-    @Override
-    public PeerAddress peer() {
-      return real.peer();
-    }
-
-    @Override
-    public int maxReadLength() {
-      return real.maxReadLength();
-    }
-
-    @Override
-    public boolean isActive() {
-      return real.isActive();
     }
   }
 }

@@ -168,14 +168,13 @@ final class ReaderFixture implements AutoCloseable {
   }
 
   /** The real channel, recording each batch's read lengths; can hold matching batches. */
-  static final class RecordingChannel implements TransportChannel {
-    final TransportChannel real;
+  static final class RecordingChannel extends ForwardingChannel {
     final List<int[]> batches = new CopyOnWriteArrayList<>();
     private final List<List<ReadRequest>> held = new ArrayList<>();
     private Predicate<ReadRequest> hold = r -> false;
 
     RecordingChannel(TransportChannel real) {
-      this.real = real;
+      super(real);
     }
 
     /** Holds every later batch whose first read matches, until {@link #releaseHeld}. */
@@ -194,11 +193,6 @@ final class ReaderFixture implements AutoCloseable {
     }
 
     @Override
-    public PeerAddress peer() {
-      return real.peer();
-    }
-
-    @Override
     public void read(List<ReadRequest> batch) {
       batches.add(batch.stream().mapToInt(ReadRequest::length).toArray());
       synchronized (this) {
@@ -208,16 +202,6 @@ final class ReaderFixture implements AutoCloseable {
         }
       }
       real.read(batch);
-    }
-
-    @Override
-    public int maxReadLength() {
-      return real.maxReadLength();
-    }
-
-    @Override
-    public boolean isActive() {
-      return real.isActive();
     }
   }
 }

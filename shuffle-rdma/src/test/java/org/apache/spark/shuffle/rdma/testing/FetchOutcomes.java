@@ -22,10 +22,23 @@ public final class FetchOutcomes implements BlockFetchingListener {
   public final Map<String, Class<?>> kinds = new ConcurrentHashMap<>();
   public final Map<String, Throwable> failures = new ConcurrentHashMap<>();
   public final CompletableFuture<Void> all = new CompletableFuture<>();
+  /** With {@link #retaining}: every block, retained as Spark's fetcher retains it. */
+  public final Map<String, ManagedBuffer> held = new ConcurrentHashMap<>();
   private final int expected;
+  private final boolean retain;
 
   public FetchOutcomes(int expected) {
+    this(expected, false);
+  }
+
+  private FetchOutcomes(int expected, boolean retain) {
     this.expected = expected;
+    this.retain = retain;
+  }
+
+  /** Outcomes that also keep each block retained (in {@link #held}) until the test releases. */
+  public static FetchOutcomes retaining(int expected) {
+    return new FetchOutcomes(expected, true);
   }
 
   @Override
@@ -37,6 +50,9 @@ public final class FetchOutcomes implements BlockFetchingListener {
       }
       bytes.put(blockId, out);
       kinds.put(blockId, data.getClass());
+      if (retain) {
+        held.put(blockId, data.retain());
+      }
     } catch (IOException e) {
       failures.put(blockId, e);
     }
