@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -53,6 +54,8 @@ class NettyAnswerViewTest {
   private IndexCache cache;
   private final ReaderStats stats = new ReaderStats();
   private final List<CompositeByteBuf> answers = new CopyOnWriteArrayList<>();
+  /** Answers whose callback has returned (and released the channel's reference). */
+  private final AtomicInteger answered = new AtomicInteger();
 
   @BeforeEach
   void setUp() throws Exception {
@@ -114,6 +117,13 @@ class NettyAnswerViewTest {
         cache).start();
     o.all.get(30, TimeUnit.SECONDS);
     assertTrue(o.failures.isEmpty(), o.failures.toString());
+    // The last block is handed to Spark inside the last callback, before the channel's
+    // release after it: wait for that, or the reference counts below would race it.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (answered.get() < answers.size() && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertEquals(answers.size(), answered.get(), "callbacks still running");
     return o;
   }
 
@@ -163,6 +173,7 @@ class NettyAnswerViewTest {
               target.onSuccess(r, answer);
             } finally {
               answer.release();
+              answered.incrementAndGet();
             }
           }
 
