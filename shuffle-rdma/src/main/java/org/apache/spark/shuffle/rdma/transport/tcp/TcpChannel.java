@@ -96,6 +96,11 @@ final class TcpChannel implements TransportChannel {
     this.stats = stats;
   }
 
+  /** The Netty channel of this connection (for tests that misbehave on it). */
+  io.netty.channel.Channel nettyChannel() {
+    return client.getChannel();
+  }
+
   @Override
   public PeerAddress peer() {
     return peer;
