@@ -42,10 +42,12 @@ final class ExecutorRuntime implements AutoCloseable {
   private final RdmaBlockStoreClient client;
   private final IndexShuffleBlockResolver resolver;
   private final RdmaMetricsSource metrics;
+  private final WriterChecksums checksums;
 
   ExecutorRuntime(RdmaShuffleConf conf, IndexShuffleBlockResolver resolver) throws IOException {
     SparkEnv env = SparkEnv.get();
     this.resolver = resolver;
+    this.checksums = WriterChecksums.of(conf.sparkConf(), conf.verifyChecksums());
     int cores = conf.sparkConf().getInt("spark.executor.cores", 0);
     TransportSettings settings = new TransportSettings(conf,
         env.blockManager().blockManagerId().host(), env.securityManager(),
@@ -58,7 +60,8 @@ final class ExecutorRuntime implements AutoCloseable {
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
-          env.blockManager().blockStoreClient(), conf.indexCacheSize());
+          env.blockManager().blockStoreClient(), conf.indexCacheSize(),
+          conf.verifyChecksums());
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats, this::releaseUncommitted);
       this.metrics = RdmaMetricsSource.executor(this::stats);
@@ -90,7 +93,8 @@ final class ExecutorRuntime implements AutoCloseable {
   void committed(int shuffleId, long mapId) throws IOException {
     File data = resolver.getDataFile(shuffleId, mapId);
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
-    MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index);
+    MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index,
+        checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
     tables.publish(d);
   }
 

@@ -62,6 +62,25 @@ class MapOutputDescriptorTest {
   }
 
   @Test
+  void checksumRegionRoundTripsAndCostsTwelveBytes() {
+    MapOutputDescriptor plain = sample(9, 5000);
+    MapOutputDescriptor summed = new MapOutputDescriptor(3, 9, "exec-7", 2000, 0x7f1000000000L,
+        0xabcdef, 5000, 1L << 30, new long[] {0x7f0000000000L}, new int[] {0x1234},
+        ChecksumAlgorithm.CRC32C, 0x7f2000000000L, 0x4321);
+    byte[] entry = DescriptorCodec.encodeEntry(summed);
+    assertEquals(DescriptorCodec.encodeEntry(plain).length + 12, entry.length);
+    DescriptorLog log = new DescriptorLog();
+    log.append(DescriptorCodec.publishedRecord(3, 9, entry));
+    Map<Long, MapOutputDescriptor> back = new HashMap<>();
+    DescriptorCodec.apply(log.since(0).chunks, back);
+    MapOutputDescriptor d = back.get(9L);
+    assertEquals(ChecksumAlgorithm.CRC32C, d.checksumAlgorithm());
+    assertEquals(0x7f2000000000L, d.checksumAddress());
+    assertEquals(0x4321, d.checksumKey());
+    assertEquals(ChecksumAlgorithm.NONE, plain.checksumAlgorithm());
+  }
+
+  @Test
   void regionCountMustMatchDataLength() {
     assertThrows(IllegalArgumentException.class, () -> new MapOutputDescriptor(0, 1, "e", 4,
         0, 1, 3L << 30, 1L << 30, new long[] {1, 2}, new int[] {1, 2}));

@@ -17,6 +17,7 @@ import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.metadata.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
@@ -27,6 +28,33 @@ import org.junit.jupiter.api.io.TempDir;
 class MapOutputRegistryTest {
   @TempDir
   File dir;
+
+  @Test
+  void checksumFileIsRegisteredOnlyWhenItHoldsOneLongPerPartition() throws Exception {
+    File data = new File(dir, "shuffle_0_5_0.data");
+    java.nio.file.Files.write(data.toPath(), new byte[300]);
+    File index = writeIndex(new File(dir, "shuffle_0_5_0.index"), 0, 100, 300);
+    File sums = writeIndex(new File(dir, "shuffle_0_5_0.checksum.ADLER32"), 0x11, 0x22);
+    File shortSums = writeIndex(new File(dir, "shuffle_0_6_0.checksum.ADLER32"), 0x11);
+    try (TcpTransport server = loopbackTcp(); TcpTransport client = loopbackTcp()) {
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "exec-1");
+      MapOutputDescriptor d = registry.register(0, 5, data, index, sums,
+          ChecksumAlgorithm.ADLER32);
+      assertEquals(ChecksumAlgorithm.ADLER32, d.checksumAlgorithm());
+      assertEquals(3, server.stats().regionsRegistered.get()); // index, data, checksums
+      ByteBuffer read = ByteBuffer.wrap(ReadResult.read(client.connect(server.localAddress()),
+          d.checksumAddress(), d.checksumKey(), 16));
+      assertEquals(0x11, read.getLong());
+      assertEquals(0x22, read.getLong());
+      // No checksum file (the writer had spark.shuffle.checksum.enabled off), or a short one.
+      assertEquals(ChecksumAlgorithm.NONE, registry.register(0, 6, data, index,
+          new File(dir, "absent"), ChecksumAlgorithm.ADLER32).checksumAlgorithm());
+      assertEquals(ChecksumAlgorithm.NONE, registry.register(0, 7, data, index, shortSums,
+          ChecksumAlgorithm.ADLER32).checksumAlgorithm());
+      registry.unregisterShuffle(0).get(30, TimeUnit.SECONDS);
+      assertEquals(0, server.liveRegions());
+    }
+  }
 
   @Test
   void outputLargerThanTwoGibIsRegisteredInSeveralRegions() throws Exception {
