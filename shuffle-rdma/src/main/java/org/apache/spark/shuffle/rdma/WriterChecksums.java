@@ -9,7 +9,7 @@ import java.io.File;
 import org.apache.spark.SparkConf;
 import org.apache.spark.internal.config.package$;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
-import org.apache.spark.shuffle.rdma.metadata.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Option;

@@ -8,6 +8,8 @@ import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+
 /**
  * Where one committed map output lives in its executor's registered memory: the index
  * region (Spark's index file: numPartitions + 1 big-endian longs, the partition offsets)

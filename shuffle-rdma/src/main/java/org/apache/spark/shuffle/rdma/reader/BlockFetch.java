@@ -25,6 +25,7 @@ import org.apache.spark.network.shuffle.DownloadFile;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.shuffle.DownloadFileWritableChannel;
 import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
@@ -74,7 +75,7 @@ final class BlockFetch implements ReadCallback {
     DownloadFile file;
     DownloadFileWritableChannel out;
     OrderedPieceWriter writer;
-    BlockVerifier verifier; // to disk, verifying: fed by the writer in block order
+    PartitionVerifier verifier; // to disk, verifying: fed by the writer in block order
     int nextToPost;
     // Which output (first-appearance order in this fetch), for grouping adjacent blocks.
     int output;
@@ -553,7 +554,7 @@ final class BlockFetch implements ReadCallback {
    * A verifier for the block when this executor verifies checksums and the block's output
    * has them; null otherwise (a block of an output without checksums is counted as skipped).
    */
-  private BlockVerifier verifier(Block b) {
+  private PartitionVerifier verifier(Block b) {
     if (!indexes.verifiesChecksums()) {
       return null;
     }
@@ -561,12 +562,13 @@ final class BlockFetch implements ReadCallback {
       stats.checksumSkippedBlocks.incrementAndGet();
       return null;
     }
-    return new BlockVerifier(b.index, b.startReduce, b.endReduce);
+    return new PartitionVerifier(b.index.offsets, b.index.checksums, b.index.algorithm,
+        b.startReduce, b.endReduce);
   }
 
   /** Checks an in-memory block's bytes; null when they match or are not verified. */
   private String verifyWhole(Block b, ManagedBuffer data) throws IOException {
-    BlockVerifier v = verifier(b);
+    PartitionVerifier v = verifier(b);
     if (v == null) {
       return null;
     }
@@ -589,7 +591,7 @@ final class BlockFetch implements ReadCallback {
   }
 
   /** Ends a verification: counts it and returns what differed, or null. */
-  private String verified(Block b, BlockVerifier v) {
+  private String verified(Block b, PartitionVerifier v) {
     String mismatch = v.finish();
     if (mismatch != null) {
       stats.checksumMismatches.incrementAndGet();

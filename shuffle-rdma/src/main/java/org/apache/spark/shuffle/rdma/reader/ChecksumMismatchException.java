@@ -16,9 +16,15 @@ public final class ChecksumMismatchException extends IOException {
   public static final String PREFIX = "shuffle block checksum mismatch";
 
   ChecksumMismatchException(BlockFetch.Block b, String what) {
-    super(PREFIX + " (spark.shuffle.rdma.verifyChecksums): block " + b.blockId + " of shuffle "
-        + b.descriptor.shuffleId() + ", map " + b.descriptor.mapId() + ", reduce partitions ["
-        + b.startReduce + ", " + b.endReduce + "), read from executor "
-        + b.descriptor.executorId() + ": " + what);
+    super(message("block " + b.blockId, b.descriptor.shuffleId(), b.descriptor.mapId(),
+        b.startReduce, b.endReduce, "read from executor " + b.descriptor.executorId(), what));
+  }
+
+  /** The message for a block of (shuffle, map, [start, end)) at {@code where}. */
+  public static String message(String block, int shuffleId, long mapId, int startReduce,
+      int endReduce, String where, String what) {
+    return PREFIX + " (spark.shuffle.rdma.verifyChecksums): " + block + " of shuffle "
+        + shuffleId + ", map " + mapId + ", reduce partitions [" + startReduce + ", "
+        + endReduce + "), " + where + ": " + what;
   }
 }

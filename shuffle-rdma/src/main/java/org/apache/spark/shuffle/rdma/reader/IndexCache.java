@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.spark.network.buffer.ManagedBuffer;
-import org.apache.spark.shuffle.rdma.metadata.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.ReadCallback;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;

@@ -4,7 +4,7 @@
  */
 package org.apache.spark.shuffle.rdma.reader;
 
-import org.apache.spark.shuffle.rdma.metadata.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 
 /**
  * What a reducer executor caches per map output: the partition offsets from Spark's index

@@ -16,7 +16,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.apache.spark.shuffle.rdma.metadata.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.MappedFileSource;
@@ -186,6 +187,19 @@ public final class MapOutputRegistry {
     Map<Long, RegisteredMapOutput> shuffle = outputs.get(shuffleId);
     RegisteredMapOutput out = shuffle == null ? null : shuffle.get(mapId);
     return out == null ? null : out.integrityProblem();
+  }
+
+  /**
+   * This executor's own blocks, which Spark reads from the files: a verifier fed with the
+   * bytes of partitions [startReduce, endReduce) of the registered output as its mappings hold
+   * them, for the caller to finish; null when the output is not registered here or has no
+   * checksums registered.
+   */
+  public PartitionVerifier verifyLocal(int shuffleId, long mapId, int startReduce,
+      int endReduce) {
+    Map<Long, RegisteredMapOutput> shuffle = outputs.get(shuffleId);
+    RegisteredMapOutput out = shuffle == null ? null : shuffle.get(mapId);
+    return out == null ? null : out.verify(startReduce, endReduce);
   }
 
   /** Revokes and unmaps every output of the shuffle; completes when all are unmapped. */

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.HashMap;
 import java.util.Map;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.junit.jupiter.api.Test;
 
 class MapOutputDescriptorTest {

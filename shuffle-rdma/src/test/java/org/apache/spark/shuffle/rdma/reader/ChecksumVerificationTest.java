@@ -19,7 +19,7 @@ import org.apache.spark.network.shuffle.DownloadFile;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.shuffle.SimpleDownloadFile;
 import org.apache.spark.network.util.TransportConf;
-import org.apache.spark.shuffle.rdma.metadata.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.testing.FetchOutcomes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -2,7 +2,7 @@
  * Copyright 2026 The spark-shuffle-rdma authors
  * SPDX-License-Identifier: Apache-2.0
  */
-package org.apache.spark.shuffle.rdma.reader;
+package org.apache.spark.shuffle.rdma.checksum;
 
 import java.nio.ByteBuffer;
 import java.util.zip.Checksum;
@@ -11,10 +11,14 @@ import java.util.zip.Checksum;
  * Checks the bytes of one block, fed in order in any number of pieces, against the checksum
  * Spark's writer stored for each partition the block covers (a batch block covers several:
  * each partition is checked on its own, since that is what the writer checksummed). Empty
- * partitions hold no bytes and are not checked. Not thread-safe: one block, fed in order.
+ * partitions hold no bytes and are not checked. Used for blocks read remotely (the reader)
+ * and for this executor's own blocks (its registered mappings). Not thread-safe: one block,
+ * fed in order.
  */
-final class BlockVerifier {
-  private final OutputIndex index;
+public final class PartitionVerifier {
+  private final long[] offsets;
+  private final long[] checksums;
+  private final ChecksumAlgorithm algorithm;
   private final int endReduce;
   private final Checksum checksum;
   private int partition;
@@ -22,16 +26,23 @@ final class BlockVerifier {
   private long bytes;
   private String mismatch;
 
-  BlockVerifier(OutputIndex index, int startReduce, int endReduce) {
-    this.index = index;
+  /**
+   * @param offsets the output's partition offsets (numPartitions + 1)
+   * @param checksums what the writer stored, one per partition
+   */
+  public PartitionVerifier(long[] offsets, long[] checksums, ChecksumAlgorithm algorithm,
+      int startReduce, int endReduce) {
+    this.offsets = offsets;
+    this.checksums = checksums;
+    this.algorithm = algorithm;
     this.endReduce = endReduce;
-    this.checksum = index.algorithm.create();
+    this.checksum = algorithm.create();
     this.partition = startReduce;
     next();
   }
 
   /** Feeds the next bytes of the block (not consumed from {@code src}). */
-  void update(ByteBuffer src) {
+  public void update(ByteBuffer src) {
     ByteBuffer b = src.duplicate();
     while (b.hasRemaining()) {
       if (partition >= endReduce) {
@@ -53,7 +64,7 @@ final class BlockVerifier {
   }
 
   /** Null when every partition of the block matched; else what differed (the first one). */
-  String finish() {
+  public String finish() {
     if (partition < endReduce && mismatch == null) {
       return "partition " + partition + " ended " + left + " bytes early";
     }
@@ -61,16 +72,16 @@ final class BlockVerifier {
   }
 
   /** Bytes fed so far. */
-  long bytes() {
+  public long bytes() {
     return bytes;
   }
 
   private void check() {
     long got = checksum.getValue();
-    long stored = index.checksums[partition];
+    long stored = checksums[partition];
     if (got != stored && mismatch == null) {
-      long size = index.offsets[partition + 1] - index.offsets[partition];
-      mismatch = "reduce partition " + partition + ": " + index.algorithm + " of its " + size
+      long size = offsets[partition + 1] - offsets[partition];
+      mismatch = "reduce partition " + partition + ": " + algorithm + " of its " + size
           + " bytes is 0x" + Long.toHexString(got) + ", the writer stored 0x"
           + Long.toHexString(stored);
     }
@@ -79,11 +90,11 @@ final class BlockVerifier {
   /** Moves to the next partition that holds bytes, from {@code partition}. */
   private void next() {
     while (partition < endReduce
-        && index.offsets[partition + 1] == index.offsets[partition]) {
+        && offsets[partition + 1] == offsets[partition]) {
       partition++;
     }
     if (partition < endReduce) {
-      left = index.offsets[partition + 1] - index.offsets[partition];
+      left = offsets[partition + 1] - offsets[partition];
       checksum.reset();
     }
   }

@@ -2,7 +2,7 @@
  * Copyright 2026 The spark-shuffle-rdma authors
  * SPDX-License-Identifier: Apache-2.0
  */
-package org.apache.spark.shuffle.rdma.metadata;
+package org.apache.spark.shuffle.rdma.checksum;
 
 import java.util.Locale;
 import java.util.zip.Adler32;
