@@ -51,7 +51,7 @@ class RdmaChecksumSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAn
     val conf = rdmaConf("rdma-checksums", 2)
       .set("spark.shuffle.compress", "false")
       .set("spark.shuffle.rdma.verifyChecksums", "true")
-      // Every output on both executors is damaged: each may fail a stage attempt in turn.
+      // Room for several failed attempts of the reduce stage on a loaded machine.
       .set("spark.stage.maxConsecutiveAttempts", "10")
     extra.foreach { case (k, v) => conf.set(k, v) }
     sc = new SparkContext(conf)
