@@ -11,16 +11,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.buffer.NioManagedBuffer;
 import org.apache.spark.network.shuffle.DownloadFile;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.shuffle.SimpleDownloadFile;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.testing.FetchOutcomes;
+import org.apache.spark.shuffle.rdma.transport.ReadCallback;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -136,6 +141,59 @@ class ChecksumVerificationTest {
     FetchOutcomes out = fetch(o, off, false, null);
     assertTrue(out.failures.isEmpty(), out.failures.toString());
     assertEquals(0, off.checksumVerifiedBlocks.get() + off.checksumMismatches.get());
+  }
+
+  /**
+   * The verbs transport hands over plain NIO buffers (slices of its receive pool), not Netty
+   * ones: a channel that answers every read with a direct-buffer copy takes the reader down
+   * that path (coalesced blocks become BlockSlices), with the same verification.
+   */
+  @ParameterizedTest
+  @EnumSource(value = ChecksumAlgorithm.class, names = {"ADLER32", "CRC32C"})
+  void nioBuffersAsOnVerbsAreVerifiedToo(ChecksumAlgorithm algorithm) throws Exception {
+    ReaderFixture.Output o = f.register(0, 4, SIZES, 6, algorithm);
+    ForwardingChannel nio = new ForwardingChannel(f.channel) {
+      @Override
+      public void read(List<ReadRequest> batch) {
+        List<ReadRequest> copies = new ArrayList<>(batch.size());
+        for (ReadRequest r : batch) {
+          copies.add(new ReadRequest(r.remoteAddress(), r.key(), r.length(), new ReadCallback() {
+            @Override
+            public void onSuccess(ReadRequest ignored, ManagedBuffer data) {
+              ByteBuffer copy;
+              try {
+                ByteBuffer src = data.nioByteBuffer();
+                copy = ByteBuffer.allocateDirect(src.remaining());
+                copy.put(src).flip();
+              } catch (java.io.IOException e) {
+                r.callback().onFailure(r, e);
+                return;
+              }
+              r.callback().onSuccess(r, new NioManagedBuffer(copy));
+            }
+
+            @Override
+            public void onFailure(ReadRequest ignored, Throwable cause) {
+              r.callback().onFailure(r, cause);
+            }
+          }, null));
+        }
+        real.read(copies);
+      }
+    };
+    ReaderStats stats = new ReaderStats();
+    List<BlockFetch.Block> blocks = new ArrayList<>();
+    for (int[] r : RANGES) {
+      blocks.add(ReaderFixture.block(o, r[0], r[1]));
+    }
+    FetchOutcomes out = new FetchOutcomes(blocks.size());
+    new BlockFetch(blocks, nio, out, null, f.transportConf, stats,
+        new IndexCache(1 << 20, stats, true)).start();
+    out.all.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertAllRead(o, out);
+    assertEquals(BlockSlice.class, out.kinds.get(ReaderFixture.id(o, 0, 1)));
+    assertEquals(RANGES.length - 1, stats.checksumVerifiedBlocks.get());
+    assertEquals(0, stats.checksumMismatches.get());
   }
 
   @org.junit.jupiter.api.Test
