@@ -129,6 +129,16 @@ class RdmaChecksumSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAn
       s"${after("reader.checksumVerifiedBlocks")} (${after("reader.checksumVerifiedBytes")} B)")
   }
 
+  test("the writer's algorithm is followed: CRC32 checksums verified, none skipped") {
+    // CRC32 is accepted on every Spark line (CRC32C only from Spark 4).
+    start("spark.shuffle.checksum.algorithm" -> "CRC32")
+    assert(countA(sc).collect().toMap == expected)
+    val totals = clusterTotals()
+    assert(totals("reader.checksumVerifiedBlocks") > 0, totals)
+    assert(totals("reader.checksumSkippedBlocks") == 0, totals)
+    assert(totals("reader.checksumMismatches") == 0, totals)
+  }
+
   test("outputs written without checksums are read unverified and counted") {
     start("spark.shuffle.checksum.enabled" -> "false")
     assert(countA(sc).collect().toMap == expected)
