@@ -11,7 +11,6 @@ import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
-import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleHandle;
@@ -22,6 +21,7 @@ import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
+import org.apache.spark.shuffle.rdma.metadata.RdmaMasterEndpoint;
 import org.apache.spark.shuffle.rdma.reader.RdmaShuffleReader;
 import org.apache.spark.shuffle.rdma.writer.RegisteringShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
@@ -48,7 +48,7 @@ public class RdmaShuffleManager extends SortShuffleManager {
   private final RdmaShuffleConf rdmaConf;
   private final boolean isDriver;
   /** The driver's metadata endpoint, started on first need (see {@link #master()}). */
-  private volatile RpcEndpointRef master;
+  private volatile RdmaMasterEndpoint master;
   private volatile ExecutorRuntime runtime;
   private volatile boolean stopped;
 
@@ -120,11 +120,11 @@ public class RdmaShuffleManager extends SortShuffleManager {
    * shuffle is registered on the driver before any of its tasks runs, so executors always
    * find the endpoint. Null on executors.
    */
-  private RpcEndpointRef master() {
+  private RdmaMasterEndpoint master() {
     if (!isDriver) {
       return null;
     }
-    RpcEndpointRef m = master;
+    RdmaMasterEndpoint m = master;
     if (m != null) {
       return m;
     }
@@ -137,11 +137,12 @@ public class RdmaShuffleManager extends SortShuffleManager {
         if (env == null) {
           throw new IllegalStateException("RDMA shuffle manager: SparkEnv is not ready yet");
         }
-        master = MetadataRpc.startMaster(env);
+        RdmaMasterEndpoint started = MetadataRpc.startMaster(env);
+        master = started;
         // Cluster-wide sums in the driver's metrics (docs/metrics.md): the driver is where
         // Spark's PrometheusServlet and most dashboards look.
         env.metricsSystem().registerSource(
-            RdmaMetricsSource.cluster(() -> MetadataRpc.clusterStats(env)));
+            RdmaMetricsSource.cluster(() -> MetadataRpc.clusterStats(started)));
         LOG.info("RDMA shuffle manager started on the driver (transport={})",
             rdmaConf.transport());
       }
@@ -152,7 +153,12 @@ public class RdmaShuffleManager extends SortShuffleManager {
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId,
       ShuffleDependency<K, V, C> dependency) {
-    master();
+    // The driver's master accepts descriptors of this shuffle with exactly this many
+    // partitions (a reader allocates 8 bytes per partition for an output's index).
+    RdmaMasterEndpoint m = master();
+    if (m != null) {
+      m.shuffleRegistered(shuffleId, dependency.partitioner().numPartitions());
+    }
     // Push-based shuffle is off (see supported()); on Spark 4 the dependency has already
     // decided, so make sure it agrees.
     dependency.setShuffleMergeAllowed(false);
@@ -211,8 +217,9 @@ public class RdmaShuffleManager extends SortShuffleManager {
     if (r != null) {
       r.unregisterShuffle(shuffleId);
     }
-    if (master != null) {
-      MetadataRpc.forget(master, shuffleId);
+    RdmaMasterEndpoint m = master;
+    if (m != null) {
+      m.forget(shuffleId);
     }
     return super.unregisterShuffle(shuffleId);
   }
@@ -250,9 +257,14 @@ public class RdmaShuffleManager extends SortShuffleManager {
    */
   public static Map<String, Map<String, Long>> clusterStats() {
     SparkEnv env = SparkEnv.get();
-    if (env.shuffleManager() instanceof RdmaShuffleManager) {
-      ((RdmaShuffleManager) env.shuffleManager()).master();
+    if (!(env.shuffleManager() instanceof RdmaShuffleManager)) {
+      throw new IllegalStateException("the shuffle manager is " + env.shuffleManager()
+          + ", not " + RdmaShuffleManager.class.getSimpleName());
     }
-    return MetadataRpc.clusterStats(env);
+    RdmaMasterEndpoint m = ((RdmaShuffleManager) env.shuffleManager()).master();
+    if (m == null) {
+      throw new IllegalStateException("clusterStats() is for the driver");
+    }
+    return MetadataRpc.clusterStats(m);
   }
 }

@@ -206,6 +206,14 @@ public final class RdmaShuffleConf {
     return (Integer) get(RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS());
   }
 
+  public int tcpMaxConnections() {
+    return (Integer) get(RdmaConf.TCP_MAX_CONNECTIONS());
+  }
+
+  public long tcpHandshakeTimeoutMs() {
+    return (Long) get(RdmaConf.TCP_HANDSHAKE_TIMEOUT());
+  }
+
   public long tcpMaxRequestFrameSize() {
     return (Long) get(RdmaConf.TCP_MAX_REQUEST_FRAME_SIZE());
   }

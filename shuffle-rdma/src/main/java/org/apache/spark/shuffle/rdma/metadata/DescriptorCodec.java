@@ -45,7 +45,8 @@ public final class DescriptorCodec {
     }
   }
 
-  private static MapOutputDescriptor decodeEntry(byte[] bytes) {
+  /** Decodes one entry; a malformed entry or trailing bytes are an UncheckedIOException. */
+  static MapOutputDescriptor decodeEntry(byte[] bytes) {
     try {
       DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
       MapOutputDescriptor d = MapOutputDescriptor.readFrom(in);
@@ -69,6 +70,11 @@ public final class DescriptorCodec {
       throw new IllegalArgumentException("entry of " + d + " published as shuffle "
           + shuffleId + " map " + mapId);
     }
+    return record(entry);
+  }
+
+  /** The log record of an entry already decoded and checked (see MetadataGuard). */
+  static byte[] record(byte[] entry) {
     byte[] record = new byte[entry.length + 1];
     record[0] = PUBLISHED;
     System.arraycopy(entry, 0, record, 1, entry.length);

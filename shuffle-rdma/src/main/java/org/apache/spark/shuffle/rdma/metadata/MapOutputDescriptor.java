@@ -7,6 +7,7 @@ package org.apache.spark.shuffle.rdma.metadata;
 import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
+import java.util.Arrays;
 
 import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 
@@ -53,7 +54,13 @@ public final class MapOutputDescriptor {
     if (dataAddresses.length != dataKeys.length) {
       throw new IllegalArgumentException("one key per data region");
     }
-    long expectedRegions = dataLength == 0 ? 0 : (dataLength + regionSize - 1) / regionSize;
+    if (executorId == null) {
+      throw new IllegalArgumentException("no executor id");
+    }
+    if (numPartitions < 0) {
+      throw new IllegalArgumentException(numPartitions + " partitions");
+    }
+    long expectedRegions = expectedRegions(dataLength, regionSize);
     if (expectedRegions != dataAddresses.length) {
       throw new IllegalArgumentException("data of " + dataLength + " bytes in regions of "
           + regionSize + " needs " + expectedRegions + " regions, got " + dataAddresses.length);
@@ -71,6 +78,18 @@ public final class MapOutputDescriptor {
     this.checksumAlgorithm = checksumAlgorithm;
     this.checksumAddress = checksumAlgorithm == ChecksumAlgorithm.NONE ? 0L : checksumAddress;
     this.checksumKey = checksumAlgorithm == ChecksumAlgorithm.NONE ? 0 : checksumKey;
+  }
+
+  /**
+   * Data regions that {@code dataLength} bytes in regions of {@code regionSize} take; an
+   * IllegalArgumentException for a negative length or a region size below 1.
+   */
+  static long expectedRegions(long dataLength, long regionSize) {
+    if (dataLength < 0 || regionSize < 1) {
+      throw new IllegalArgumentException("data of " + dataLength + " bytes in regions of "
+          + regionSize);
+    }
+    return dataLength == 0 ? 0 : (dataLength - 1) / regionSize + 1;
   }
 
   public int shuffleId() {
@@ -170,12 +189,26 @@ public final class MapOutputDescriptor {
     long dataLength = in.readLong();
     long regionSize = in.readLong();
     int n = in.readInt();
-    if (n < 0 || n > 1 << 20) {
-      throw new IOException("corrupt descriptor: " + n + " data regions");
+    long expected;
+    try {
+      expected = expectedRegions(dataLength, regionSize);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("corrupt descriptor: " + e.getMessage());
     }
-    long[] addresses = new long[n];
-    int[] keys = new int[n];
+    if (n < 0 || n > 1 << 20 || n != expected || numPartitions < 0) {
+      throw new IOException("corrupt descriptor: " + n + " data regions for " + dataLength
+          + " bytes in regions of " + regionSize + ", " + numPartitions + " partitions");
+    }
+    // The count comes from the wire: the arrays grow with the entries actually read (12
+    // bytes each), so a count the bytes do not back ends in EOFException, not a large array.
+    long[] addresses = new long[Math.min(n, 16)];
+    int[] keys = new int[addresses.length];
     for (int i = 0; i < n; i++) {
+      if (i == addresses.length) {
+        int grown = (int) Math.min(n, 2L * i);
+        addresses = Arrays.copyOf(addresses, grown);
+        keys = Arrays.copyOf(keys, grown);
+      }
       addresses[i] = in.readLong();
       keys[i] = in.readInt();
     }
@@ -191,9 +224,13 @@ public final class MapOutputDescriptor {
       checksumAddress = in.readLong();
       checksumKey = in.readInt();
     }
-    return new MapOutputDescriptor(shuffleId, mapId, executorId, numPartitions, indexAddress,
-        indexKey, dataLength, regionSize, addresses, keys, algorithm, checksumAddress,
-        checksumKey);
+    try {
+      return new MapOutputDescriptor(shuffleId, mapId, executorId, numPartitions, indexAddress,
+          indexKey, dataLength, regionSize, addresses, keys, algorithm, checksumAddress,
+          checksumKey);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("corrupt descriptor: " + e.getMessage());
+    }
   }
 
   @Override

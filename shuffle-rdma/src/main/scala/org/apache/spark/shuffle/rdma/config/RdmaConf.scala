@@ -176,24 +176,48 @@ object RdmaConf {
 
   val TCP_MAX_CONNECTIONS_PER_ADDRESS: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "tcp.maxConnectionsPerAddress")
-      .doc("Connections the tcp transport's server keeps open from one remote IP address, " +
-        "authenticated or not; one more is closed at once, with a warning. Each executor " +
-        "opens one connection per peer, so this bounds executors per host, not tasks.")
+      .doc("Connections the tcp transport's server keeps open from one remote address (an " +
+        "IPv4 address; an IPv6 /64) that have not completed authentication; one more is " +
+        "closed at once, with a warning. With spark.authenticate a connection leaves this " +
+        "count once authenticated (tcp.maxConnections still bounds it), so strangers on a " +
+        "reader's host cannot push the reader's connections out; without it every " +
+        "connection counts. Each executor opens one connection per peer.")
       .version(V)
       .intConf
       .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
       .createWithDefault(64))
 
+  val TCP_MAX_CONNECTIONS: ConfigEntry[Int] = define(
+    ConfigBuilder(PREFIX + "tcp.maxConnections")
+      .doc("Connections the tcp transport's server keeps open in all, authenticated or not; " +
+        "one more is closed at once, with a warning. Each reading executor opens one " +
+        "connection per peer, so this must exceed the number of executors that read from " +
+        "one executor.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 1 && v <= 1048576, "must be in [1, 1048576]")
+      .createWithDefault(8192))
+
+  val TCP_HANDSHAKE_TIMEOUT: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "tcp.handshakeTimeout")
+      .doc("With spark.authenticate, a connection to the tcp transport's server that has not " +
+        "completed Spark's auth handshake this long after it opened is closed, with a " +
+        "warning, whatever it sends meanwhile.")
+      .version(V)
+      .timeConf(TimeUnit.MILLISECONDS)
+      .checkValue(v => v >= 100 && v <= TimeUnit.MINUTES.toMillis(10), "must be in [100ms, 10min]")
+      .createWithDefaultString("10s"))
+
   val TCP_MAX_REQUEST_FRAME_SIZE: ConfigEntry[Long] = define(
     ConfigBuilder(PREFIX + "tcp.maxRequestFrameSize")
-      .doc("Largest frame the tcp transport's server accepts from a peer, checked on the " +
-        "frame header before anything of the frame is buffered, so also before " +
-        "authentication. Peers send only batches of reads (at most 802 bytes) and auth " +
-        "handshake messages (well under 1 KiB); a larger frame closes the connection, with a " +
-        "warning.")
+      .doc("Largest frame the tcp transport's server accepts from an authenticated peer, " +
+        "checked on the frame header before anything of the frame is buffered. Peers send " +
+        "only batches of reads (at most 1,058 bytes); a larger frame closes the connection, " +
+        "with a warning. Before authentication frames are limited to 4 KiB and must be " +
+        "well-formed handshake messages.")
       .version(V)
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(v => v >= 1024 && v <= (16L << 20), "must be in [1k, 16m]")
+      .checkValue(v => v >= 2048 && v <= (16L << 20), "must be in [2k, 16m]")
       .createWithDefaultString("64k"))
 
   val TCP_SENDFILE_THRESHOLD: ConfigEntry[Long] = define(

@@ -23,15 +23,19 @@ object MetadataRpc {
 
   /**
    * Starts the driver's endpoints (master, tables), and the listener that tells it about map task attempts
-   * that ended without success (so their registrations are released). Returns the endpoint
-   * so the driver can forget shuffles locally.
+   * that ended without success (so their registrations are released). Returns the master,
+   * which the driver calls directly for what only the driver may do (register and forget
+   * shuffles, list executors). Executor ids are bound to their RPC connection's address,
+   * or to its host alone when Spark may open several connections per executor
+   * (`spark.rpc.io.numConnectionsPerPeer` above 1; see ExecutorBinding).
    */
-  def startMaster(env: SparkEnv): RpcEndpointRef = {
-    val master = new RdmaMasterEndpoint(env.rpcEnv)
-    val ref = env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, master)
+  def startMaster(env: SparkEnv): RdmaMasterEndpoint = {
+    val hostOnly = env.conf.getInt("spark.rpc.io.numConnectionsPerPeer", 1) > 1
+    val master = new RdmaMasterEndpoint(env.rpcEnv, new ExecutorBinding(hostOnly))
+    env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, master)
     env.rpcEnv.setupEndpoint(RdmaTableEndpoint.NAME, new RdmaTableEndpoint(env.rpcEnv, master))
-    SparkContext.getActive.foreach(_.addSparkListener(new UncommittedOutputListener(ref)))
-    ref
+    SparkContext.getActive.foreach(_.addSparkListener(new UncommittedOutputListener(master)))
+    master
   }
 
   def masterRef(env: SparkEnv): RpcEndpointRef =
@@ -75,18 +79,14 @@ object MetadataRpc {
   def peersOf(table: ShuffleTable): java.util.Map[String, PeerAddress] =
     table.peers.map(_.asJava).orNull
 
-  def forget(master: RpcEndpointRef, shuffleId: Int): Unit =
-    master.askSync[Boolean](ForgetShuffle(shuffleId))
-
   /**
    * Counters of every executor that started a transport, keyed by executor id (among them
    * "transport.verbs", 1 when that executor reads with RDMA READ, from TransportStats). Executors that are gone
    * (killed, decommissioned, released by dynamic allocation) are left out. Driver only.
    */
-  def clusterStats(env: SparkEnv): java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
-    val endpoints = masterRef(env).askSync[Map[String, (String, RpcEndpointRef)]](
-      GetExecutorEndpoints)
-    endpoints.flatMap { case (id, (_, ref)) =>
+  def clusterStats(master: RdmaMasterEndpoint)
+      : java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
+    master.executorEndpoints.flatMap { case (id, (_, ref)) =>
       Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
         id -> counters.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
       }

@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicLong
 
 import scala.util.control.NonFatal
 
-import org.apache.spark.rpc.{RpcCallContext, RpcEndpointRef, RpcEnv, ThreadSafeRpcEndpoint}
+import org.apache.spark.rpc.{RpcAddress, RpcCallContext, RpcEndpointRef, RpcEnv,
+  ThreadSafeRpcEndpoint}
 import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
 
@@ -25,9 +26,19 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress
  * thousand of them a publish would wait seconds (measured by MetadataScaleSimulation). Here
  * every message is short (a publish decodes and appends one record). Table bytes are
  * encoded once, by the publishing executor; replies reuse the log's immutable chunks.
+ *
+ * What an executor may send is checked by a MetadataGuard (docs/security.md): its own
+ * RegisterTransport (an executor id is bound to the RPC sender that registered it first) and
+ * PublishMapOutput of its own outputs, with the partition count of a shuffle the driver
+ * registered (`shuffleRegistered`). What only the driver does (forget a shuffle, release an
+ * uncommitted attempt's output, list the executors' endpoints) are method calls in the
+ * driver's JVM; the same requests arriving over RPC are refused.
  */
-private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
+private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: ExecutorBinding)
   extends ThreadSafeRpcEndpoint {
+
+  /** Binds executor ids to full sender addresses (one RPC connection per executor). */
+  def this(rpcEnv: RpcEnv) = this(rpcEnv, new ExecutorBinding(false))
 
   import RdmaMessages._
 
@@ -44,37 +55,72 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv)
   private val tableBytesServed = new AtomicLong()
   private val directoriesServed = new AtomicLong()
 
+  val guard = new MetadataGuard(binding)
+
   override def receive: PartialFunction[Any, Unit] = {
-    case ReleaseUncommitted(shuffleId, mapId, executorId) =>
-      // Map ids are task attempt ids, unique in the application: this entry is that attempt's.
-      Option(tables.get(shuffleId)).foreach(_.append(DescriptorCodec.releasedRecord(mapId)))
-      Option(transports.get(executorId)).foreach { r =>
-        try r.ref.send(ReleaseMapOutput(shuffleId, mapId)) catch {
-          case NonFatal(_) => // executor gone: its registrations went with it
-        }
-      }
+    case DriverOnly(what) => guard.driverOnly(what, null) // counted, logged at a bounded rate
   }
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
-    case RegisterTransport(executorId, transport, peer, ref) =>
+    case RegisterTransport(executorId, transport, peer, ref) => checked(context) { from =>
+      guard.registerTransport(executorId, from.host, from.port)
       synchronized {
         transports.put(executorId, Registered(transport, peer, ref))
         peersVersion += 1
       }
-      context.reply(true)
+    }
 
-    case PublishMapOutput(shuffleId, mapId, entry) =>
-      val record = DescriptorCodec.publishedRecord(shuffleId, mapId, entry)
+    case PublishMapOutput(shuffleId, mapId, entry) => checked(context) { from =>
+      val record = guard.publishedRecord(shuffleId, mapId, entry, from.host, from.port)
       tables.computeIfAbsent(shuffleId, _ => new DescriptorLog()).append(record)
-      context.reply(true)
+    }
 
-    case ForgetShuffle(shuffleId) =>
-      tables.remove(shuffleId)
-      context.reply(true)
-
-    case GetExecutorEndpoints =>
-      context.reply(transports.asScala.map { case (id, r) => id -> ((r.transport, r.ref)) }.toMap)
+    case DriverOnly(what) =>
+      context.sendFailure(guard.driverOnly(what, String.valueOf(context.senderAddress)))
   }
+
+  /**
+   * Runs `body` with the sender's address and replies true, or the guard's refusal as a
+   * failure. A refusal is answered here, not thrown: Spark's Inbox would log each thrown one
+   * with its stack trace, and the guard already logs refusals at a bounded rate.
+   */
+  private def checked(context: RpcCallContext)(body: RpcAddress => Unit): Unit = {
+    val from = Option(context.senderAddress).getOrElse(RpcAddress("unknown", -1))
+    try {
+      body(from)
+      context.reply(true)
+    } catch {
+      case e @ (_: SecurityException | _: IllegalArgumentException) => context.sendFailure(e)
+    }
+  }
+
+  /** Driver only: shuffle `shuffleId` has `numPartitions` partitions; publishes may follow. */
+  def shuffleRegistered(shuffleId: Int, numPartitions: Int): Unit =
+    guard.shuffleRegistered(shuffleId, numPartitions)
+
+  /** Driver only: drops a shuffle's table; later publishes for it are refused. */
+  def forget(shuffleId: Int): Unit = {
+    guard.shuffleForgotten(shuffleId)
+    tables.remove(shuffleId)
+  }
+
+  /**
+   * Driver only (UncommittedOutputListener): a map task attempt that ran on `executorId`
+   * ended without success; forget its descriptor and have the executor release it.
+   */
+  def releaseUncommitted(shuffleId: Int, mapId: Long, executorId: String): Unit = {
+    // Map ids are task attempt ids, unique in the application: this entry is that attempt's.
+    Option(tables.get(shuffleId)).foreach(_.append(DescriptorCodec.releasedRecord(mapId)))
+    Option(transports.get(executorId)).foreach { r =>
+      try r.ref.send(ReleaseMapOutput(shuffleId, mapId)) catch {
+        case NonFatal(_) => // executor gone: its registrations went with it
+      }
+    }
+  }
+
+  /** Driver only: executor id -> (transport name, stats endpoint) of every registered one. */
+  def executorEndpoints: Map[String, (String, RpcEndpointRef)] =
+    transports.asScala.map { case (id, r) => id -> ((r.transport, r.ref)) }.toMap
 
   /**
    * The reply to GetShuffleTable (see RdmaTableEndpoint): records after `since` and the

@@ -60,36 +60,23 @@ private[rdma] object RdmaMessages {
     }
   }
 
-  object ForgetShuffle {
-    private val Tag = P + "forget"
-    def apply(shuffleId: Int): AnyRef = (Tag, shuffleId)
-    def unapply(m: Any): Option[Int] = m match {
-      case (Tag, shuffleId: Int) => Some(shuffleId)
+  /**
+   * Requests that only the driver makes, of itself, by calling RdmaMasterEndpoint's methods
+   * (forget a shuffle, release an uncommitted attempt's output, list executors' endpoints).
+   * Earlier versions sent them as messages; the same tags arriving over RPC are refused.
+   */
+  object DriverOnly {
+    private val Tags = Set(P + "forget", P + "getExecutorEndpoints", P + "releaseUncommitted")
+    def unapply(m: Any): Option[String] = m match {
+      case t: String if Tags(t) => Some(t)
+      case p: Product if p.productArity > 0 && Tags(String.valueOf(p.productElement(0))) =>
+        Some(String.valueOf(p.productElement(0)))
       case _ => None
     }
   }
-
-  /** Reply: executor id -> (transport name, stats endpoint). Driver-local. */
-  val GetExecutorEndpoints: String = P + "getExecutorEndpoints"
 
   /** Driver to executor: report your counters. Reply: Map[String, Long]. */
   val GetStats: String = P + "getStats"
-
-  /**
-   * A map task attempt that ran on `executorId` ended without success (failed or killed
-   * after its output may have been committed and registered): Spark never tracks that
-   * output, so the driver forgets its descriptor and the executor releases its registration.
-   */
-  object ReleaseUncommitted {
-    private val Tag = P + "releaseUncommitted"
-    def apply(shuffleId: Int, mapId: Long, executorId: String): AnyRef =
-      (Tag, shuffleId, mapId, executorId)
-    def unapply(m: Any): Option[(Int, Long, String)] = m match {
-      case (Tag, shuffleId: Int, mapId: Long, executorId: String) =>
-        Some((shuffleId, mapId, executorId))
-      case _ => None
-    }
-  }
 
   /** Driver to executor: release the registration of this map output. */
   object ReleaseMapOutput {

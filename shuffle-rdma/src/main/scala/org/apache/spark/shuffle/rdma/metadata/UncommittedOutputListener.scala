@@ -7,7 +7,6 @@ package org.apache.spark.shuffle.rdma.metadata
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.spark.Success
-import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageSubmitted, SparkListenerTaskEnd}
 
 /**
@@ -16,9 +15,11 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerStageSubmitted, S
  * registered and published its output already, since that happens before the MapStatus
  * leaves the executor. Spark never tracks such an output, so no reader can ask for it; this
  * listener has the master forget it and its executor release the registration. Map ids are
- * task attempt ids, so the released output can never be the one Spark tracks.
+ * task attempt ids, so the released output can never be the one Spark tracks. It calls the
+ * master in the driver's JVM: no executor can send this release (docs/security.md).
  */
-private[rdma] class UncommittedOutputListener(master: RpcEndpointRef) extends SparkListener {
+private[rdma] class UncommittedOutputListener(master: RdmaMasterEndpoint)
+  extends SparkListener {
   /** Stage id -> shuffle id of every map stage seen (two ints per stage of the application;
    * kept after the stage ends because killed attempts report after that). */
   private val shuffleOfStage = new ConcurrentHashMap[Int, java.lang.Integer]()
@@ -32,8 +33,7 @@ private[rdma] class UncommittedOutputListener(master: RpcEndpointRef) extends Sp
     case Success =>
     case _ if e.taskType == "ShuffleMapTask" && e.taskInfo != null =>
       Option(shuffleOfStage.get(e.stageId)).foreach { shuffleId =>
-        master.send(RdmaMessages.ReleaseUncommitted(shuffleId.intValue, e.taskInfo.taskId,
-          e.taskInfo.executorId))
+        master.releaseUncommitted(shuffleId.intValue, e.taskInfo.taskId, e.taskInfo.executorId)
       }
     case _ =>
   }

@@ -7,6 +7,7 @@ package org.apache.spark.shuffle.rdma.metadata;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -112,5 +113,50 @@ class MapOutputDescriptorTest {
         java.util.Arrays.copyOf(entry, entry.length + 1)));
     assertThrows(IllegalArgumentException.class,
         () -> DescriptorCodec.publishedRecord(3, 2, entry));
+  }
+
+  /** A descriptor's header as the wire carries it, then {@code regions} as its region count. */
+  private static byte[] header(int partitions, long dataLength, long regionSize, int regions)
+      throws java.io.IOException {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+    out.writeInt(3);
+    out.writeLong(1);
+    out.writeUTF("exec-7");
+    out.writeInt(partitions);
+    out.writeLong(0x7f1000000000L);
+    out.writeInt(0xabcdef);
+    out.writeLong(dataLength);
+    out.writeLong(regionSize);
+    out.writeInt(regions);
+    return bytes.toByteArray();
+  }
+
+  private static MapOutputDescriptor read(byte[] bytes) throws java.io.IOException {
+    return MapOutputDescriptor.readFrom(
+        new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)));
+  }
+
+  @Test
+  void declaredRegionCountIsCheckedAgainstTheBytesPresent() throws Exception {
+    // 2^20 regions declared (consistent with 1 MiB in regions of 1 byte), none present: the
+    // reader must fail on the missing bytes, not first allocate 12 MiB for them.
+    byte[] lying = header(4, 1 << 20, 1, 1 << 20);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long tid = Thread.currentThread().getId();
+    assertThrows(java.io.EOFException.class, () -> read(lying)); // warm up
+    long before = threads.getThreadAllocatedBytes(tid);
+    assertThrows(java.io.EOFException.class, () -> read(lying));
+    long allocated = threads.getThreadAllocatedBytes(tid) - before;
+    assertTrue(allocated < 256 << 10, allocated + " bytes allocated for a 59-byte input");
+    // Counts that disagree with the sizes, and sizes that cannot be, are corrupt.
+    for (byte[] bad : new byte[][] {header(4, 100, 1L << 30, 3), header(4, 100, 0, 1),
+        header(4, -1, 1L << 30, 0), header(-1, 100, 1L << 30, 1)}) {
+      java.io.IOException e = assertThrows(java.io.IOException.class, () -> read(bad));
+      assertTrue(e.getMessage().startsWith("corrupt descriptor"), e.getMessage());
+    }
+    assertThrows(java.io.UncheckedIOException.class,
+        () -> DescriptorCodec.publishedRecord(3, 1, lying));
   }
 }

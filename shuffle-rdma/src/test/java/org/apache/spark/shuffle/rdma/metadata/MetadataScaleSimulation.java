@@ -193,15 +193,29 @@ public final class MetadataScaleSimulation {
 
   private static final int SHUFFLE = 7;
   private static final long FIRST_MAP_ID = 1_000_000L;
+  private static final int PARTITIONS = 2000;
+  private static final String LATE_EXECUTOR = "late";
 
   private MetadataScaleSimulation() {}
 
   /** The descriptor of map output {@code m}, a pure function so checks can recompute it. */
   static MapOutputDescriptor descriptor(int executors, long m) {
+    return descriptor(m, executorId(executors, m));
+  }
+
+  /**
+   * A late output (a stage retry's, m >= mapOutputs): published by the late publisher's own
+   * executor id, since the driver takes an executor's descriptors only from its own sender.
+   */
+  static MapOutputDescriptor descriptor(Settings s, long m) {
+    return m < s.mapOutputs ? descriptor(s.executors, m) : descriptor(m, LATE_EXECUTOR);
+  }
+
+  private static MapOutputDescriptor descriptor(long m, String executorId) {
     long h = mix(m);
     long region = 1L << 30;
     long dataLength = (64L << 20) + (h & ((256L << 20) - 1));
-    return new MapOutputDescriptor(SHUFFLE, FIRST_MAP_ID + m, executorId(executors, m), 2000,
+    return new MapOutputDescriptor(SHUFFLE, FIRST_MAP_ID + m, executorId, PARTITIONS,
         0x7f0000000000L + ((h >>> 20) & 0xffffffffL) * 4096, (int) h, dataLength, region,
         new long[] {0x7e0000000000L + ((h >>> 8) & 0xffffffffL) * 4096},
         new int[] {(int) (h >>> 32)});
@@ -234,6 +248,7 @@ public final class MetadataScaleSimulation {
     try {
       RdmaMasterEndpoint master = new RdmaMasterEndpoint(driver);
       driver.setupEndpoint(RdmaMasterEndpoint.NAME(), master);
+      master.shuffleRegistered(SHUFFLE, PARTITIONS); // as RdmaShuffleManager.registerShuffle
       ServiceTimes service = new ServiceTimes();
       driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master,
           service));
@@ -297,12 +312,16 @@ public final class MetadataScaleSimulation {
       clients.add(publisherEnv);
       RpcEndpointRef publisherRef = publisherEnv.setupEndpointRef(driver.address(),
           RdmaMasterEndpoint.NAME());
+      MetadataRpc.registerTransport(publisherRef, LATE_EXECUTOR, "tcp",
+          new PeerAddress("10.255.255.255", 40_000), publisherEnv.setupEndpoint(
+              "rdma-sim-late", new RdmaExecutorEndpoint(publisherEnv,
+                  java.util.Collections::emptyMap, (sh, m) -> { })));
       Future<?> latePublisher = pool.submit(() -> {
         // Its own client RpcEnv: what is measured is the driver, not a client's busy loop.
         ShuffleTableCache cache = new ShuffleTableCache(publisherRef, null); // publishes only
         for (int i = 0; i < late && fetching.get(); i++) {
           long a = System.nanoTime();
-          cache.publish(descriptor(s.executors, s.mapOutputs + i));
+          cache.publish(descriptor(s, s.mapOutputs + i));
           lateNanos[i] = System.nanoTime() - a;
           latePublished.incrementAndGet();
           sleepMillis(2);
@@ -398,7 +417,7 @@ public final class MetadataScaleSimulation {
       int total = s.mapOutputs + latePublished;
       for (int i = 0; i < 1000; i++) {
         long m = random.nextInt(total);
-        MapOutputDescriptor expected = descriptor(s.executors, m);
+        MapOutputDescriptor expected = descriptor(s, m);
         ShuffleTableCache.Location at =
             cache.locateOrNull(SHUFFLE, expected.mapId(), expected.executorId());
         if (at == null || !Arrays.equals(DescriptorCodec.encodeEntry(expected),

@@ -4,144 +4,202 @@
  */
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.TransportServerBootstrap;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Limits what any peer gets from the tcp server before (and regardless of) authentication:
- * at most {@code maxPerAddress} open connections per remote IP address, and no inbound frame
- * longer than {@code maxFrameSize}. Spark's network-common has neither (its frame decoder
- * buffers frames up to 2 GiB, and it accepts any number of connections), so a peer without
- * the secret could otherwise hold memory or sockets before the auth handshake ever fails.
+ * What any peer gets from the tcp server before (and regardless of) authentication. Spark's
+ * network-common bounds none of it (it accepts any number of connections, waits forever for
+ * a handshake, and buffers frames up to 2 GiB), so here:
+ * <ul>
+ *   <li>at most {@code maxTotal} open connections, and at most {@code maxPerAddress} not yet
+ *   authenticated from one address group (an IPv4 address, an IPv6 /64: one host owns a
+ *   whole /64). An authenticated connection leaves its group's count, so strangers flooding
+ *   from a reader's address cannot push the reader's own connections out;</li>
+ *   <li>with spark.authenticate, a connection that has not completed the handshake within
+ *   {@code handshakeTimeoutMs} is closed, whether or not it sends bytes;</li>
+ *   <li>every inbound frame is checked by an {@link InboundGuard} before network-common's
+ *   decoder sees it.</li>
+ * </ul>
  *
  * <p>Installed as the first server bootstrap: its handler goes in front of network-common's
  * frame decoder. Decryption handlers, added later with addFirst once a session is
- * authenticated, sit in front of it, so it always reads plaintext frame headers.
+ * authenticated, sit in front of it, so it always reads plaintext frames.
  */
 final class ConnectionGuard implements TransportServerBootstrap {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionGuard.class);
 
   private final int maxPerAddress;
+  private final int maxTotal;
   private final long maxFrameSize;
-  private final ConcurrentHashMap<InetAddress, AtomicInteger> open = new ConcurrentHashMap<>();
+  private final long handshakeTimeoutMs;
+  private final boolean authenticate;
+  private final boolean authEngine;
+  /** Connections not yet authenticated, per address group; entries exist only while > 0. */
+  private final ConcurrentHashMap<String, Integer> unauthenticated = new ConcurrentHashMap<>();
+  private final AtomicInteger open = new AtomicInteger();
   final AtomicLong connectionsRefused = new AtomicLong();
   final AtomicLong framesRefused = new AtomicLong();
+  final AtomicLong handshakesTimedOut = new AtomicLong();
+  final AtomicLong handshakesFailed = new AtomicLong();
 
-  ConnectionGuard(int maxPerAddress, long maxFrameSize) {
+  /**
+   * @param authenticate spark.authenticate: connections start unauthenticated
+   * @param authEngine Spark's auth engine (spark.network.crypto.enabled), else SASL
+   */
+  ConnectionGuard(int maxPerAddress, int maxTotal, long maxFrameSize, long handshakeTimeoutMs,
+      boolean authenticate, boolean authEngine) {
     this.maxPerAddress = maxPerAddress;
+    this.maxTotal = maxTotal;
     this.maxFrameSize = maxFrameSize;
+    this.handshakeTimeoutMs = handshakeTimeoutMs;
+    this.authenticate = authenticate;
+    this.authEngine = authEngine;
   }
 
   @Override
   public RpcHandler doBootstrap(Channel channel, RpcHandler rpcHandler) {
-    SocketAddress remote = channel.remoteAddress();
-    InetAddress address = remote instanceof InetSocketAddress
-        ? ((InetSocketAddress) remote).getAddress() : null;
-    if (address != null) {
-      AtomicInteger count = open.computeIfAbsent(address, a -> new AtomicInteger());
-      int now = count.incrementAndGet();
-      if (now > maxPerAddress) {
-        count.decrementAndGet();
-        long refused = connectionsRefused.incrementAndGet();
-        if (Long.bitCount(refused) == 1) { // 1st, 2nd, 4th, ...: visible, not a log flood
-          LOG.warn("tcp transport: refused a connection from {}: {} connections from that "
-              + "address are open, the limit is {} (spark.shuffle.rdma.tcp.maxConnectionsPerAddress);"
-              + " {} refused so far", address.getHostAddress(), maxPerAddress, maxPerAddress,
-              refused);
-        }
-        channel.close();
-        return rpcHandler;
+    String group = group(channel.remoteAddress());
+    String refusal = admit(group);
+    if (refusal != null) {
+      long refused = connectionsRefused.incrementAndGet();
+      if (RareLog.due(refused)) {
+        LOG.warn("tcp transport: refused a connection from {}: {}; {} refused so far",
+            channel.remoteAddress(), refusal, refused);
       }
-      channel.closeFuture().addListener(f -> {
-        if (count.decrementAndGet() == 0) {
-          open.remove(address, count);
-        }
-      });
+      channel.close();
+      return rpcHandler;
     }
-    channel.pipeline().addLast("rdmaFrameGuard", new FrameGuard(address));
+    PeerState state = new PeerState(group, !authenticate);
+    state.attach(channel);
+    channel.closeFuture().addListener(f -> closed(state));
+    channel.pipeline().addLast("rdmaInboundGuard",
+        new InboundGuard(this, state, maxFrameSize, authEngine));
+    if (authenticate) {
+      channel.eventLoop().schedule(() -> {
+        if (!state.authenticated && channel.isOpen()) {
+          state.closedByGuard = true;
+          long n = handshakesTimedOut.incrementAndGet();
+          if (RareLog.due(n)) {
+            LOG.warn("tcp transport: closed the connection from {}: no completed handshake "
+                + "within {} ms ({}); {} so far", channel.remoteAddress(), handshakeTimeoutMs,
+                RdmaConf.TCP_HANDSHAKE_TIMEOUT().key(), n);
+          }
+          channel.close();
+        }
+      }, handshakeTimeoutMs, TimeUnit.MILLISECONDS);
+    }
     return rpcHandler;
   }
 
-  /** Open connections from one address (for tests). */
-  int openFrom(InetAddress address) {
-    AtomicInteger c = open.get(address);
-    return c == null ? 0 : c.get();
+  /** Counts a new connection in; null when admitted, else why not. */
+  private String admit(String group) {
+    if (open.incrementAndGet() > maxTotal) {
+      open.decrementAndGet();
+      return maxTotal + " connections are open, the limit is " + maxTotal
+          + " (" + RdmaConf.TCP_MAX_CONNECTIONS().key() + ")";
+    }
+    boolean[] admitted = new boolean[1];
+    // One atomic step per group: a count can never be dropped while another connection
+    // increments it (which would let connections escape the limit).
+    unauthenticated.compute(group, (g, n) -> {
+      int c = n == null ? 0 : n;
+      if (c >= maxPerAddress) {
+        return n;
+      }
+      admitted[0] = true;
+      return c + 1;
+    });
+    if (!admitted[0]) {
+      open.decrementAndGet();
+      return maxPerAddress + " connections from that address are not authenticated, the "
+          + "limit is " + maxPerAddress + " (" + RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS().key()
+          + ")";
+    }
+    return null;
   }
 
-  /**
-   * Follows network-common's framing (an 8-byte big-endian length that counts itself, then
-   * the frame) without buffering anything, and closes the connection at the first header
-   * over the limit.
-   */
-  private final class FrameGuard extends ChannelInboundHandlerAdapter {
-    private final InetAddress peer;
-    private long frameBytesLeft;
-    private long header;
-    private int headerBytes;
-    private boolean refused;
-
-    FrameGuard(InetAddress peer) {
-      this.peer = peer;
+  /** Spark's auth handler completed on {@code channel}: it leaves its group's count. */
+  void authenticated(Channel channel) {
+    PeerState state = PeerState.of(channel);
+    if (state != null) {
+      state.authenticated = true;
+      leaveGroup(state);
     }
+  }
 
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      if (refused) {
-        release(msg);
+  private void closed(PeerState state) {
+    open.decrementAndGet();
+    leaveGroup(state);
+    if (authenticate && !state.authenticated && state.handshakeFrames > 0
+        && !state.closedByGuard) {
+      // Spark's auth handler saw a well-formed handshake and the connection ended without
+      // authenticating: a wrong secret, a made-up proof, or a peer that gave up.
+      long n = handshakesFailed.incrementAndGet();
+      if (RareLog.due(n)) {
+        LOG.warn("tcp transport: a connection from {} closed without completing "
+            + "authentication; {} so far", state.group, n);
+      }
+    }
+  }
+
+  private void leaveGroup(PeerState state) {
+    synchronized (state) {
+      if (!state.countedInGroup) {
         return;
       }
-      if (msg instanceof ByteBuf) {
-        ByteBuf buf = (ByteBuf) msg;
-        int i = buf.readerIndex();
-        int end = buf.writerIndex();
-        while (i < end) {
-          if (frameBytesLeft > 0) {
-            int n = (int) Math.min(frameBytesLeft, end - i);
-            i += n;
-            frameBytesLeft -= n;
-            continue;
-          }
-          header = (header << 8) | (buf.getByte(i++) & 0xFF);
-          if (++headerBytes == 8) {
-            long length = header;
-            header = 0;
-            headerBytes = 0;
-            if (length > maxFrameSize) {
-              refused = true;
-              framesRefused.incrementAndGet();
-              LOG.warn("tcp transport: closed the connection from {}: it announced a frame of {}"
-                  + " bytes, the limit is {} (spark.shuffle.rdma.tcp.maxRequestFrameSize)",
-                  peer == null ? ctx.channel().remoteAddress() : peer.getHostAddress(), length,
-                  maxFrameSize);
-              buf.release();
-              ctx.close();
-              return;
-            }
-            // A length under 8 is malformed: network-common's decoder refuses it next.
-            frameBytesLeft = Math.max(0, length - 8);
-          }
-        }
-      }
-      ctx.fireChannelRead(msg);
+      state.countedInGroup = false;
     }
+    unauthenticated.compute(state.group, (g, n) -> n == null || n <= 1 ? null : n - 1);
+  }
 
-    private void release(Object msg) {
-      if (msg instanceof ByteBuf) {
-        ((ByteBuf) msg).release();
-      }
+  /** A frame that broke the rules closed its connection (see InboundGuard). */
+  void frameRefused(Channel channel, String why) {
+    long n = framesRefused.incrementAndGet();
+    if (RareLog.due(n)) {
+      LOG.warn("tcp transport: closed the connection from {}: {}; {} refused so far",
+          channel.remoteAddress(), why, n);
     }
+  }
+
+  /** The group a remote address counts against: the IPv4 address, or the IPv6 /64. */
+  static String group(SocketAddress remote) {
+    InetAddress a = remote instanceof InetSocketAddress
+        ? ((InetSocketAddress) remote).getAddress() : null;
+    if (a == null) {
+      return "?";
+    }
+    if (a instanceof Inet6Address) {
+      byte[] b = a.getAddress();
+      StringBuilder s = new StringBuilder("v6:");
+      for (int i = 0; i < 8; i++) {
+        s.append(String.format("%02x", b[i]));
+      }
+      return s.append("/64").toString();
+    }
+    return a.getHostAddress();
+  }
+
+  /** Connections from {@code address}'s group not yet authenticated (for tests). */
+  int openFrom(InetAddress address) {
+    return unauthenticated.getOrDefault(group(new InetSocketAddress(address, 0)), 0);
+  }
+
+  /** All open connections (for tests). */
+  int open() {
+    return open.get();
   }
 }

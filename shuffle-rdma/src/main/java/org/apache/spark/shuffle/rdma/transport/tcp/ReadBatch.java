@@ -22,18 +22,19 @@ import org.apache.spark.shuffle.rdma.transport.ReadRequest;
  * block's sendfile).
  *
  * <p>Request: an RpcRequest whose body is {@code 'B', batch id (long), n (int)} and n times
- * {@code key, address, length} (ints; addresses are 32-bit, see {@link ReadAddressing}).
- * At most {@link #MAX_READS} reads, so the frame (at most 802 bytes) passes the server's
- * smallest {@code tcp.maxRequestFrameSize}. The server never answers the RPC itself unless
- * the batch is malformed (an RpcFailure saying why); Spark's auth layer answers an RPC from
- * an unauthenticated peer with a failure too, so such a batch never reaches the regions.
+ * {@code key (int), address (long), length (int)}. The key and the address's upper half
+ * together are the region's capability (see {@link RegionServer}). At most {@link
+ * #MAX_READS} reads, so the frame is at most {@link #MAX_FRAME} bytes, under the server's
+ * smallest {@code tcp.maxRequestFrameSize}; a batch of several reads asks for at most
+ * {@link #TARGET_BYTES}, a batch of one read for at most {@code maxReadSize}: the server
+ * refuses anything else whole, so one request can never make it queue more than that. The
+ * server answers the RPC itself only when it refuses the batch whole (an RpcFailure of one
+ * line), and then closes the connection.
  *
  * <p>Answer: a ChunkFetchSuccess for stream chunk ({@code batch id}, 0) whose body is
  * {@code n (int)}, then per read either its length (the read was served: its bytes follow in
  * the data part) or -1, a 2-byte length and a UTF-8 reason (refused: only that read fails),
- * then the served reads' bytes in request order. Batch ids are below 2^32, so as a stream id
- * they carry key 0, which no region has: they never collide with a single read's
- * ChunkFetchRequest id (which the server still answers, see {@link RegionServer}).
+ * then the served reads' bytes in request order.
  */
 final class ReadBatch {
   static final byte MAGIC = 'B';
@@ -48,8 +49,12 @@ final class ReadBatch {
   static final int TARGET_BYTES = 256 << 10;
   static final int REFUSED = -1;
   private static final int MAX_REASON_BYTES = 1024;
-  private static final int READ_BYTES = 12;
+  private static final int READ_BYTES = 4 + 8 + 4;
   private static final int HEADER_BYTES = 1 + 8 + 4;
+  /** The largest request frame: network-common's RpcRequest header and a full batch. */
+  static final int MAX_FRAME = 8 + 1 + 8 + 4 + HEADER_BYTES + MAX_READS * READ_BYTES;
+  /** Batch ids stay below 2^32 (the client's counter wraps there). */
+  static final long MAX_BATCH_ID = 0xFFFFFFFFL;
 
   private ReadBatch() {}
 
@@ -75,7 +80,7 @@ final class ReadBatch {
     b.writeInt(body);
     b.writeByte(MAGIC).writeLong(batchId).writeInt(reads.size());
     for (ReadRequest r : reads) {
-      b.writeInt(r.key()).writeInt((int) r.remoteAddress()).writeInt(r.length());
+      b.writeInt(r.key()).writeLong(r.remoteAddress()).writeInt(r.length());
     }
     return b;
   }
@@ -99,27 +104,36 @@ final class ReadBatch {
     }
   }
 
-  /** Decodes a request; a malformed one is refused whole (IllegalArgumentException). */
-  static Request decodeRequest(ByteBuffer b) {
+  /**
+   * Decodes a request; a malformed one, or one asking for more than a batch may (see the
+   * class comment), is refused whole (Refusal).
+   */
+  static Request decodeRequest(ByteBuffer b, long maxSingleRead) {
     if (b.remaining() < HEADER_BYTES || b.get() != MAGIC) {
-      throw new IllegalArgumentException("not a read batch: the tcp transport answers "
-          + "one-sided reads only");
+      throw new Refusal("not a read batch: the tcp transport answers one-sided reads only");
     }
     long batchId = b.getLong();
     int n = b.getInt();
-    if (batchId <= 0 || batchId > ReadAddressing.MAX_ADDRESS) {
-      throw new IllegalArgumentException("read batch id out of range: " + batchId);
+    if (batchId <= 0 || batchId > MAX_BATCH_ID) {
+      throw new Refusal("read batch id out of range: " + batchId);
     }
     if (n < 1 || n > MAX_READS || b.remaining() != (long) n * READ_BYTES) {
-      throw new IllegalArgumentException("malformed read batch: " + n + " reads announced, "
+      throw new Refusal("malformed read batch: " + n + " reads announced, "
           + b.remaining() + " bytes follow (1 to " + MAX_READS + " reads of " + READ_BYTES
           + " bytes expected)");
     }
     Request req = new Request(batchId, n);
+    long asked = 0;
     for (int i = 0; i < n; i++) {
       req.keys[i] = b.getInt();
-      req.addresses[i] = b.getInt() & ReadAddressing.MAX_ADDRESS;
+      req.addresses[i] = b.getLong();
       req.lengths[i] = b.getInt();
+      asked += Math.max(0, req.lengths[i]);
+    }
+    long cap = n == 1 ? maxSingleRead : TARGET_BYTES;
+    if (asked > cap) {
+      throw new Refusal("read batch asks for " + asked + " bytes, at most " + cap
+          + " are allowed for " + n + (n == 1 ? " read" : " reads"));
     }
     return req;
   }

@@ -10,6 +10,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -21,38 +22,63 @@ import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.StreamManager;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The serving half of the tcp transport: the table of registered regions and the
- * network-common handler that answers reads against it: batches of reads (RpcRequests, see
- * {@link ReadBatch}), which the plugin's client sends, and single reads (ChunkFetchRequests).
- * A read is served only if its key names a live region and [address, address + length) lies
- * inside that region; anything else is refused with a reason (in the batch's answer, or a
- * ChunkFetchFailure), only that read fails, and the connection stays up.
+ * network-common handler that answers batches of reads against it (RpcRequests, see
+ * {@link ReadBatch}; the only request it answers). A read is served only if its key names a
+ * live region, the upper half of its address is that region's, and the range lies inside
+ * the region; anything else is refused with one text that tells nothing about why (see
+ * {@link Refusal#NO_SUCH_BYTES}), only that read fails, and the connection stays up unless
+ * its refusals look like a key scan (see {@link #MAX_REFUSALS}).
+ *
+ * <p>The capability a reader presents is 63 random bits: the 32-bit key and the upper 31
+ * bits of the region's base address (a region's bytes sit at base + offset, offsets below
+ * 2^32), both from SecureRandom. A connection reads only once {@link PeerState#authenticated}
+ * (set by {@link AuthGate} when Spark's auth handler completed, with spark.authenticate).
  */
 final class RegionServer extends RpcHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(RegionServer.class);
+  /**
+   * A connection with more than MAX_REFUSALS refused reads, and more than
+   * REFUSALS_PER_SERVED refused per served read, is closed: a key scan. A reader that holds
+   * live capabilities is refused only for revoked regions (a shuffle cleaned up under it).
+   */
+  static final int MAX_REFUSALS = 1024;
+  static final int REFUSALS_PER_SERVED = 16;
+
   private final ConcurrentHashMap<Integer, TcpRegion> regions = new ConcurrentHashMap<>();
   private final SecureRandom random = new SecureRandom();
   private final TransportStats stats;
   private final String appId;
   private final boolean authenticate;
-  private final StreamManager streams = new Streams();
+  private final long maxSingleRead;
+  private final AnswerFlow flow;
+  private final StreamManager streams = new NoStreams();
+  final AtomicLong connectionsClosed = new AtomicLong();
 
-  RegionServer(TransportStats stats, String appId, boolean authenticate) {
+  RegionServer(TransportStats stats, String appId, boolean authenticate, long maxSingleRead,
+      AnswerFlow flow) {
     this.stats = stats;
     this.appId = appId;
     this.authenticate = authenticate;
+    this.maxSingleRead = maxSingleRead;
+    this.flow = flow;
   }
 
   /** Registers memory; {@code file} (may be null) is then owned by the region. */
   TcpRegion add(ByteBuffer memory, BackingCheck backing, FileChannel file, long fileOffset) {
     while (true) {
-      // Keys are capabilities: unpredictable, never 0, unique among live regions.
+      // Keys are capabilities: unpredictable, never 0, unique among live regions; the base
+      // address adds 31 more unpredictable bits.
       int key = random.nextInt();
       if (key == 0) {
         continue;
       }
-      TcpRegion region = new TcpRegion(key, memory, backing, file, fileOffset);
+      long base = (long) (1 + random.nextInt(Integer.MAX_VALUE)) << 32;
+      TcpRegion region = new TcpRegion(key, base, memory, backing, file, fileOffset);
       if (regions.putIfAbsent(key, region) == null) {
         return region;
       }
@@ -74,58 +100,75 @@ final class RegionServer extends RpcHandler {
 
   /**
    * Answers a batch of reads (see {@link ReadBatch}) with one frame: each read is served or
-   * refused on its own, exactly as a single read would be. A malformed batch is refused whole
-   * with an RpcFailure; nothing else answers the RPC.
+   * refused on its own. A malformed batch, or one from a connection that may not read,
+   * gets a one-line RpcFailure and its connection is closed.
    */
   @Override
   public void receive(TransportClient client, ByteBuffer message, RpcResponseCallback callback) {
+    Channel channel = client.getChannel();
+    PeerState peer = PeerState.of(channel);
     ReadBatch.Request req;
     try {
-      req = ReadBatch.decodeRequest(message);
-    } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
+      if (peer == null || !peer.authenticated
+          || (authenticate && !appId.equals(client.getClientId()))) {
+        throw new Refusal("read refused: the connection is not authenticated for this "
+            + "application");
+      }
+      req = ReadBatch.decodeRequest(message, maxSingleRead);
+    } catch (RuntimeException e) {
       stats.readsRefused.incrementAndGet();
-      callback.onFailure(e instanceof IllegalArgumentException ? e
-          : new IllegalArgumentException("malformed read batch", e));
+      logClose(channel, e.getMessage());
+      callback.onFailure(e instanceof Refusal ? e : new Refusal(String.valueOf(e.getMessage())));
+      closeAfterAnswers(channel);
       return;
     }
     int n = req.size();
-    Channel channel = client.getChannel();
     ByteBuf prefix = channel.alloc().directBuffer(4 + 4 * n);
     List<RegionSliceBuffer> parts = new ArrayList<>(n);
     prefix.writeInt(n);
-    String unauthorized = unauthorized(client);
     BackingMemo memo = new BackingMemo();
     for (int i = 0; i < n; i++) {
       try {
-        if (unauthorized != null) {
-          stats.readsRefused.incrementAndGet();
-          throw new SecurityException(unauthorized);
-        }
         RegionSliceBuffer part = serve(req.keys[i], req.addresses[i], req.lengths[i], memo);
         parts.add(part);
         prefix.writeInt(req.lengths[i]);
-      } catch (RuntimeException e) {
-        ReadBatch.writeRefusal(prefix, e.getMessage() != null ? e.getMessage() : e.toString());
+        peer.served++;
+      } catch (Refusal e) {
+        stats.readsRefused.incrementAndGet();
+        peer.refusals++;
+        ReadBatch.writeRefusal(prefix, e.getMessage());
       }
     }
     BatchAnswer answer = new BatchAnswer(prefix, parts);
+    long bytes = answer.size() + prefix.readableBytes();
+    flow.queued(channel, peer, bytes);
     channel.writeAndFlush(new ChunkFetchSuccess(ReadBatch.answerId(req.batchId), answer))
         .addListener(f -> {
+          flow.done(channel, peer, bytes, f.isSuccess());
           if (!f.isSuccess()) {
             answer.release(); // dropped before the encoder took it; else a no-op
           }
         });
+    if (peer.refusals > MAX_REFUSALS && peer.refusals > REFUSALS_PER_SERVED * peer.served) {
+      logClose(channel, peer.refusals + " reads refused, " + peer.served + " served");
+      closeAfterAnswers(channel);
+    }
   }
 
-  /** Null when the connection may read, else why not (spark.authenticate). */
-  private String unauthorized(TransportClient client) {
-    // With spark.authenticate the auth bootstrap sets the client id once the peer proved it
-    // knows the secret; before that (or for another app) nothing is served.
-    if (authenticate && (client.getClientId() == null || !client.getClientId().equals(appId))) {
-      return "read refused: connection from " + client.getSocketAddress()
-          + " is not authenticated for application " + appId;
+  /**
+   * Closes once the answers already written are flushed: flushes are held until the end of
+   * the read burst (FlushConsolidationHandler), and tasks run after it.
+   */
+  private static void closeAfterAnswers(Channel channel) {
+    channel.eventLoop().execute(channel::close);
+  }
+
+  private void logClose(Channel channel, String why) {
+    long c = connectionsClosed.incrementAndGet();
+    if (RareLog.due(c)) {
+      LOG.warn("tcp transport: closed the connection from {}: {}; {} closed so far",
+          channel.remoteAddress(), why, c);
     }
-    return null;
   }
 
   /**
@@ -147,55 +190,45 @@ final class RegionServer extends RpcHandler {
 
   /**
    * Checks one read against the live regions and takes a region reference for its answer;
-   * throws, with the reason, when it is refused (counted). {@code memo} (may be null) carries
-   * the last backing-file check across one batch.
+   * throws a Refusal when it is refused. {@code memo} carries the last backing-file check
+   * across one batch.
    */
   private RegionSliceBuffer serve(int key, long address, int length, BackingMemo memo) {
     TcpRegion region = regions.get(key);
-    if (region == null) {
-      stats.readsRefused.incrementAndGet();
-      throw new IllegalArgumentException(String.format(
-          "read refused: key 0x%08x names no registered region (unknown or revoked)", key));
+    long offset = region == null ? -1 : address - region.address();
+    // One test, one text: a prober learns neither whether the key is live nor the size.
+    if (region == null || offset < 0 || offset > TcpRegion.MAX_OFFSET || length <= 0
+        || offset + length > region.length()) {
+      throw new Refusal(Refusal.NO_SUCH_BYTES);
     }
-    if (length <= 0 || address + length > region.length()) {
-      stats.readsRefused.incrementAndGet();
-      throw new IllegalArgumentException(String.format(
-          "read refused: [%d, %d) is outside region 0x%08x of %d bytes",
-          address, address + length, key, region.length()));
-    }
-    String problem = memo != null ? memo.problem(region) : region.backing().problem();
+    String problem = memo.problem(region);
     if (problem != null) {
       // Serving it would read pages past the file's end (or bytes that are not the map
-      // output any more): refuse, so the reader reports a fetch failure and Spark recomputes.
-      stats.readsRefused.incrementAndGet();
-      throw new IllegalStateException(String.format("read refused: region 0x%08x: %s", key,
-          problem));
+      // output any more): refuse, so the reader reports a fetch failure and Spark
+      // recomputes. Only a reader holding the live capability gets this far.
+      throw new Refusal("read refused: " + problem);
     }
     if (!region.tryRetain()) {
-      stats.readsRefused.incrementAndGet();
-      throw new IllegalArgumentException(String.format(
-          "read refused: key 0x%08x was revoked", key));
+      throw new Refusal(Refusal.NO_SUCH_BYTES); // revoked meanwhile
     }
     stats.readsServed.incrementAndGet();
     stats.bytesServed.addAndGet(length);
-    return new RegionSliceBuffer(region, address, length);
+    return new RegionSliceBuffer(region, offset, length);
   }
 
-  /** Answers single reads: ChunkFetchRequests, which carry (key, address, length). */
-  private final class Streams extends StreamManager {
+  /**
+   * network-common's single-read path (ChunkFetchRequest) is not served: the plugin's client
+   * sends batches only, and InboundGuard closes a connection that sends anything else.
+   */
+  private static final class NoStreams extends StreamManager {
     @Override
     public void checkAuthorization(TransportClient client, long streamId) {
-      String unauthorized = unauthorized(client);
-      if (unauthorized != null) {
-        stats.readsRefused.incrementAndGet();
-        throw new SecurityException(unauthorized);
-      }
+      throw new Refusal("single reads are not served");
     }
 
     @Override
-    public ManagedBuffer getChunk(long streamId, int length) {
-      return serve(ReadAddressing.key(streamId), ReadAddressing.address(streamId), length,
-          null);
+    public ManagedBuffer getChunk(long streamId, int chunkIndex) {
+      throw new Refusal("single reads are not served");
     }
   }
 }

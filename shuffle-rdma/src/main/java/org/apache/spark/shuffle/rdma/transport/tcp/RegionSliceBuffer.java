@@ -18,7 +18,7 @@ import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
 
 /**
- * The answer to one served read: [address, address + length) of a registered region,
+ * The answer to one served read: [offset, offset + length) of a registered region,
  * written by Netty straight from the mapping or the file (no copy into a user-space
  * buffer). Holds one region reference, dropped once the write ended: by
  * {@link ServeEncoder} (this is the write's listener) or, on connections that take
@@ -28,13 +28,13 @@ import org.apache.spark.shuffle.rdma.compat.CompatManagedBuffer;
  */
 final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutureListener {
   private final TcpRegion region;
-  private final long address;
+  private final long offset;
   private final int length;
   private final AtomicBoolean released = new AtomicBoolean();
 
-  RegionSliceBuffer(TcpRegion region, long address, int length) {
+  RegionSliceBuffer(TcpRegion region, long offset, int length) {
     this.region = region;
-    this.address = address;
+    this.offset = offset;
     this.length = length;
   }
 
@@ -45,7 +45,7 @@ final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutu
 
   @Override
   public ByteBuffer nioByteBuffer() {
-    return region.slice(address, length);
+    return region.slice(offset, length);
   }
 
   @Override
@@ -68,7 +68,7 @@ final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutu
 
   @Override
   public Object convertToNetty() {
-    return region.nettySlice(address, length);
+    return region.nettySlice(offset, length);
   }
 
   /**
@@ -79,9 +79,9 @@ final class RegionSliceBuffer extends CompatManagedBuffer implements ChannelFutu
   Object nettyBody(boolean sendfileOk, long threshold) {
     FileChannel file = region.file();
     if (sendfileOk && file != null && threshold > 0 && length >= threshold) {
-      return new SharedFileRegion(file, region.fileOffset() + address, length);
+      return new SharedFileRegion(file, region.fileOffset() + offset, length);
     }
-    return region.nettySlice(address, length);
+    return region.nettySlice(offset, length);
   }
 
   /** The write of this answer ended (sent, failed or dropped with the connection). */

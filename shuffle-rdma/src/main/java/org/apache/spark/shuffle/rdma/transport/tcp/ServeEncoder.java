@@ -18,19 +18,18 @@ import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.TransportServerBootstrap;
 
 /**
- * The tcp server's write path for served reads. network-common encodes every answer with a
- * body as one {@code MessageWithHeader} (a FileRegion): two write system calls per answer
- * (its header, then its body) and a flush per answer. This handler, in front of
- * network-common's encoder, writes a read's answer as the same frame (8-byte length, type,
- * stream chunk id, body) made of plain Netty messages instead: the header from the pooled
- * allocator and the body as a slice of the mapping, so the answers of a burst of requests
- * go out in one gathering write; reads at least {@code sendfileThreshold} long from a
- * file-backed region go as a file region (sendfile, zero copy). A batch's answer ({@link
- * BatchAnswer}) goes the same way: the frame header and the batch's prefix in one buffer,
- * then each served read's body, with no header between two bodies. A {@link
+ * The tcp server's write path for answers to read batches. network-common encodes every
+ * answer with a body as one {@code MessageWithHeader} (a FileRegion): two write system calls
+ * per answer (its header, then its body) and a flush per answer. This handler, in front of
+ * network-common's encoder, writes a batch's answer ({@link BatchAnswer}) as the same frame
+ * (8-byte length, type, stream chunk id, body) made of plain Netty messages instead: the
+ * frame header and the batch's prefix in one pooled buffer, then each served read's body as
+ * a slice of the mapping, with no header between two bodies, so the answers of a burst of
+ * requests go out in one gathering write; reads at least {@code sendfileThreshold} long from
+ * a file-backed region go as a file region (sendfile, zero copy). A {@link
  * FlushConsolidationHandler} holds the flushes of the answers to one read burst until the
- * burst is handled. The bytes on the wire are exactly network-common's; refusals
- * (ChunkFetchFailure) and everything else still take network-common's encoder.
+ * burst is handled. The bytes on the wire are exactly network-common's; everything else
+ * (handshake answers, RpcFailures) still takes network-common's encoder.
  *
  * <p>Installed per connection when it becomes active (network-common's pipeline is complete
  * then). TLS connections (spark.ssl.rpc) keep network-common's path; encrypted ones
@@ -58,34 +57,7 @@ final class ServeEncoder extends ChannelOutboundHandlerAdapter {
       writeBatch(ctx, (ChunkFetchSuccess) msg, promise);
       return;
     }
-    if (!(msg instanceof ChunkFetchSuccess)
-        || !(((ChunkFetchSuccess) msg).body() instanceof RegionSliceBuffer)) {
-      ctx.write(msg, promise);
-      return;
-    }
-    ChunkFetchSuccess answer = (ChunkFetchSuccess) msg;
-    RegionSliceBuffer body = (RegionSliceBuffer) answer.body();
-    ByteBuf header = null;
-    Object data = null;
-    try {
-      int headerLength = 8 + answer.type().encodedLength() + answer.encodedLength();
-      header = ctx.alloc().directBuffer(headerLength);
-      header.writeLong(headerLength + body.size()); // the frame length counts itself
-      answer.type().encode(header);
-      answer.encode(header);
-      data = body.nettyBody(sendfileAllowed, sendfileThreshold);
-    } catch (RuntimeException | Error e) {
-      if (header != null) {
-        header.release();
-      }
-      body.release();
-      promise.setFailure(e);
-      return;
-    }
-    // The answer's promise completes with its body's write; so does the region reference.
-    promise.addListener(body);
-    ctx.write(header, ctx.voidPromise());
-    ctx.write(data, promise);
+    ctx.write(msg, promise);
   }
 
   /**

@@ -96,6 +96,11 @@ final class TcpChannel implements TransportChannel {
     this.stats = stats;
   }
 
+  /** The Netty channel of this connection (for tests that misbehave on it). */
+  io.netty.channel.Channel nettyChannel() {
+    return client.getChannel();
+  }
+
   @Override
   public PeerAddress peer() {
     return peer;
@@ -126,8 +131,7 @@ final class TcpChannel implements TransportChannel {
       List<ReadRequest> admitted = new ArrayList<>(reads.size());
       for (ReadRequest r : reads) {
         stats.readsPosted.incrementAndGet();
-        if (failed != null || r.remoteAddress() < 0
-            || r.remoteAddress() > ReadAddressing.MAX_ADDRESS) {
+        if (failed != null || r.remoteAddress() < 0) {
           if (invalid == null) {
             invalid = new ArrayList<>();
           }
@@ -175,8 +179,7 @@ final class TcpChannel implements TransportChannel {
 
   private Batch newBatchLocked(List<ReadRequest> reads, long now) {
     do {
-      // Below 2^32: as a stream id it carries key 0, which no region has (ReadBatch).
-      lastBatchId = lastBatchId % ReadAddressing.MAX_ADDRESS + 1;
+      lastBatchId = lastBatchId % ReadBatch.MAX_BATCH_ID + 1;
     } while (inFlight.containsKey(lastBatchId));
     Batch b = new Batch(lastBatchId, reads, now);
     inFlight.put(b.id, b);

@@ -26,7 +26,12 @@ import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
  * which names the same file (inode) as the mapping even if its path is replaced later.
  */
 final class TcpRegion implements RegisteredRegion {
+  /** Offsets within a region fit in 32 bits (regions are at most 1 GiB). */
+  static final long MAX_OFFSET = 0xFFFFFFFFL;
+
   private final int key;
+  /** Address of the region's first byte: random upper bits, lower 32 bits zero. */
+  private final long base;
   private final ByteBuffer memory;
   /** Read-only, unreleasable view of all of memory; serves take slices of it. */
   private final ByteBuf view;
@@ -38,9 +43,10 @@ final class TcpRegion implements RegisteredRegion {
   private final BackingCheck backing;
   private volatile boolean live = true;
 
-  TcpRegion(int key, ByteBuffer memory, BackingCheck backing, FileChannel file,
+  TcpRegion(int key, long base, ByteBuffer memory, BackingCheck backing, FileChannel file,
       long fileOffset) {
     this.key = key;
+    this.base = base;
     this.memory = memory;
     ByteBuffer ro = memory.duplicate();
     ro.position(0).limit(memory.limit());
@@ -56,7 +62,7 @@ final class TcpRegion implements RegisteredRegion {
 
   @Override
   public long address() {
-    return 0L;
+    return base;
   }
 
   @Override
@@ -74,19 +80,19 @@ final class TcpRegion implements RegisteredRegion {
     return live;
   }
 
-  /** A read-only view of [address, address + length); the caller holds a reference. */
-  ByteBuffer slice(long address, int length) {
+  /** A read-only view of [offset, offset + length); the caller holds a reference. */
+  ByteBuffer slice(long offset, int length) {
     ByteBuffer dup = memory.duplicate();
-    dup.position((int) address).limit((int) address + length);
+    dup.position((int) offset).limit((int) offset + length);
     return dup.slice().asReadOnlyBuffer();
   }
 
   /**
-   * [address, address + length) as a Netty buffer over the mapping (no copy); releasing it
+   * [offset, offset + length) as a Netty buffer over the mapping (no copy); releasing it
    * does nothing, the caller holds a region reference until the write ended.
    */
-  ByteBuf nettySlice(long address, int length) {
-    return view.slice((int) address, length);
+  ByteBuf nettySlice(long offset, int length) {
+    return view.slice((int) offset, length);
   }
 
   /** The descriptor for sendfile, or null. */
@@ -94,7 +100,7 @@ final class TcpRegion implements RegisteredRegion {
     return file;
   }
 
-  /** File offset of region address 0. */
+  /** File offset of the region's first byte. */
   long fileOffset() {
     return fileOffset;
   }

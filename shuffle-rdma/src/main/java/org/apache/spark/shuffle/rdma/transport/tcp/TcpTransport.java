@@ -38,11 +38,13 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 
 /**
- * One-sided reads emulated over TCP, on Spark's network-common (Netty event loops, pooled
- * connections, and its auth engine and encryption when spark.authenticate /
- * spark.network.crypto.enabled are set). A read is a ChunkFetchRequest whose ids carry
- * (key, address, length); the server answers from the registered memory without any shuffle
- * logic, so the same reader code drives this transport and RDMA READ.
+ * One-sided reads emulated over TCP, on Spark's network-common (Netty event loops, and its
+ * auth handshake and encryption when spark.authenticate / spark.network.crypto.enabled are
+ * set). Reads travel in batches ({@link ReadBatch}) carrying (key, address, length); the
+ * server answers from the registered memory without any shuffle logic, so the same reader
+ * code drives this transport and RDMA READ. What a peer can make the server do before and
+ * after authentication is bounded by {@link ConnectionGuard}, {@link InboundGuard}, {@link
+ * AuthGate}, {@link AnswerFlow} and {@link RegionServer}.
  */
 public final class TcpTransport implements ShuffleTransport {
   /** Spark's TransportConf module: spark.shuffle.io.* tune this transport like Spark's own. */
@@ -52,6 +54,7 @@ public final class TcpTransport implements ShuffleTransport {
   private final TransportStats stats = new TransportStats(false);
   private final RegionServer regionServer;
   private final ConnectionGuard guard;
+  private final AnswerFlow flow;
   private final TransportContext context;
   private final TransportServer server;
   private final TransportClientFactory clientFactory;
@@ -72,22 +75,29 @@ public final class TcpTransport implements ShuffleTransport {
     // is only a backstop, twice the read timeout: reads time out in TcpChannel.checkTimeout,
     // which also catches a read stuck on a connection that is not quiet.
     conf.set("spark.shuffle.io.connectionTimeout", 2 * settings.conf().readTimeoutMs() + "ms");
+    // No SASL fallback on this port: with the auth engine on, a peer could otherwise downgrade
+    // the handshake to SASL (and no encryption). Both ends are this plugin: nothing needs it.
+    conf.set("spark.network.crypto.saslFallback", "false");
     TransportConf transportConf =
         SparkShims.transportConf(conf, MODULE, settings.numUsableCores());
-    this.regionServer = new RegionServer(stats, settings.appId(), settings.authenticate());
+    this.flow = new AnswerFlow(settings.conf().readTimeoutMs());
+    this.regionServer = new RegionServer(stats, settings.appId(), settings.authenticate(),
+        settings.conf().maxReadSize(), flow);
     this.context = new TransportContext(transportConf, regionServer, true);
+    boolean encrypted = settings.authenticate() && transportConf.encryptionEnabled();
     this.guard = new ConnectionGuard(settings.conf().tcpMaxConnectionsPerAddress(),
-        settings.conf().tcpMaxRequestFrameSize());
+        settings.conf().tcpMaxConnections(), settings.conf().tcpMaxRequestFrameSize(),
+        settings.conf().tcpHandshakeTimeoutMs(), settings.authenticate(), encrypted);
     List<TransportServerBootstrap> serverBootstraps = new ArrayList<>();
     serverBootstraps.add(guard); // first: its limits apply before authentication
     // Answers as gathered writes / sendfile (see ServeEncoder). sendfile only on plaintext
     // connections: an encrypted one must pass every byte through the cipher anyway.
-    boolean encrypted = settings.authenticate() && transportConf.encryptionEnabled();
     this.sendfileThreshold = encrypted ? 0L : settings.conf().tcpSendfileThreshold();
     serverBootstraps.add(ServeEncoder.bootstrap(!encrypted, sendfileThreshold));
     List<TransportClientBootstrap> clientBootstraps = new ArrayList<>();
     if (settings.authenticate()) {
       serverBootstraps.add(new AuthServerBootstrap(transportConf, settings.securityManager()));
+      serverBootstraps.add(new AuthGate(guard)); // right after: it wraps the auth handler
       clientBootstraps.add(
           new AuthClientBootstrap(transportConf, settings.appId(), settings.securityManager()));
     }
@@ -233,6 +243,16 @@ public final class TcpTransport implements ShuffleTransport {
   /** The server's pre-authentication limits and their refusal counts (for tests). */
   ConnectionGuard guard() {
     return guard;
+  }
+
+  /** The server's per-connection answer bounds (for tests). */
+  AnswerFlow flow() {
+    return flow;
+  }
+
+  /** The region server (for tests: connections it closed). */
+  RegionServer regionServer() {
+    return regionServer;
   }
 
   /** Number of live registered regions (for leak checks). */

@@ -28,7 +28,7 @@ class BatchAnswerTest {
   @Test
   void oneBufferOfPrefixAndSlicesAndOneReleaseOfEveryReference() throws Exception {
     byte[] content = TestFiles.randomBytes(1000, 41);
-    TcpRegion region = new TcpRegion(7, ByteBuffer.wrap(content), BackingCheck.NONE, null, 0);
+    TcpRegion region = new TcpRegion(7, 1L << 32, ByteBuffer.wrap(content), BackingCheck.NONE, null, 0);
     assertTrue(region.tryRetain());
     assertTrue(region.tryRetain());
     ByteBuf prefix = Unpooled.buffer().writeInt(2).writeInt(5).writeInt(3);

@@ -42,9 +42,9 @@ class TcpAuthenticationTest {
   @TempDir
   File dir;
 
-  private static ReadResult readOne(TransportChannel ch, int key, int len) {
+  private static ReadResult readOne(TransportChannel ch, RegisteredRegion region, int len) {
     ReadResult r = new ReadResult();
-    ch.read(List.of(new ReadRequest(0, key, len, r, null)));
+    ch.read(List.of(new ReadRequest(region.address(), region.key(), len, r, null)));
     return r;
   }
 
@@ -54,7 +54,7 @@ class TcpAuthenticationTest {
          TcpTransport client = TcpTestSupport.transport(new SparkConf(false), "s3cret")) {
       byte[] content = TestFiles.randomBytes(5000, 11);
       RegisteredRegion region = server.register(TestFiles.mapFile(dir, content));
-      ReadResult r = readOne(client.connect(server.localAddress()), region.key(), 5000);
+      ReadResult r = readOne(client.connect(server.localAddress()), region, 5000);
       assertArrayEquals(content, r.future.get(30, TimeUnit.SECONDS));
       assertEquals(1, server.stats().readsServed.get());
     }
@@ -70,106 +70,179 @@ class TcpAuthenticationTest {
     }
   }
 
+  /** Frames a body as network-common's RpcRequest. */
+  static void rpc(DataOutputStream out, long requestId, byte[] body) throws java.io.IOException {
+    out.writeLong(8 + 1 + 8 + 4 + body.length);
+    out.writeByte(3); // RpcRequest
+    out.writeLong(requestId);
+    out.writeInt(body.length);
+    out.write(body);
+  }
+
+  /** Spark's SaslMessage: tag 0xEA, the app id, then the SASL token (empty: the hello). */
+  static byte[] saslHello(String appId) {
+    byte[] id = appId.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return java.nio.ByteBuffer.allocate(1 + 4 + id.length + 4)
+        .put((byte) 0xEA).putInt(id.length).put(id).putInt(0).array();
+  }
+
+  /** Spark's AuthMessage: tag 0xFB, the app id, a salt and a ciphertext (made up here). */
+  static byte[] authEngineHello(String appId, long seed) {
+    byte[] id = appId.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] salt = new byte[16];
+    byte[] cipher = new byte[64];
+    Random rnd = new Random(seed);
+    rnd.nextBytes(salt);
+    rnd.nextBytes(cipher);
+    return java.nio.ByteBuffer.allocate(1 + 4 + id.length + 4 + 16 + 4 + 64)
+        .put((byte) 0xFB).putInt(id.length).put(id).putInt(16).put(salt).putInt(64).put(cipher)
+        .array();
+  }
+
+  /** Reads of a live region, each as a single read (ChunkFetchRequest) and in one batch. */
+  static void readsOf(DataOutputStream out, RegisteredRegion region, int reads)
+      throws java.io.IOException {
+    java.nio.ByteBuffer batch = java.nio.ByteBuffer.allocate(13 + 16 * reads);
+    batch.put((byte) 'B').putLong(77).putInt(reads);
+    for (int i = 0; i < reads; i++) {
+      out.writeLong(8 + 1 + 12);
+      out.writeByte(0); // ChunkFetchRequest: stream id (key, address), chunk index (length)
+      out.writeLong(((long) region.key() << 32) | (i * 10L));
+      out.writeInt(10);
+      batch.putInt(region.key()).putLong(region.address() + i * 10L).putInt(10);
+    }
+    rpc(out, 2, batch.array());
+  }
+
+  /** Sends {@code bytes} in one write, reads every answer until the server closes. */
+  static int[] answersUntilClosed(TcpTransport server, byte[] bytes) throws Exception {
+    int successes = 0;
+    int answers = 0;
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(server.localAddress().host(),
+          server.localAddress().port()), 5000);
+      s.setSoTimeout(5000);
+      s.getOutputStream().write(bytes);
+      s.getOutputStream().flush();
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      try {
+        while (true) {
+          long len = in.readLong();
+          byte[] frame = new byte[(int) (len - 8)];
+          in.readFully(frame);
+          answers++;
+          if (frame[0] == 1) { // ChunkFetchSuccess: bytes of a region
+            successes++;
+          }
+        }
+      } catch (EOFException | SocketException closed) {
+        // the server closed the connection
+      }
+    }
+    return new int[] {answers, successes};
+  }
+
   /**
-   * A peer without the secret sends an auth attempt with reads for a live key pipelined
-   * right behind it, in one write: the server reads those frames before it can close the
-   * connection, and must refuse each (the connection has no authenticated client id).
+   * A SASL hello naming the application (which made SASL record the app id as the client
+   * id, before any proof), then reads of a live key as single reads and as a batch, all in
+   * one write: the hello is answered with SASL's challenge, the first read closes the
+   * connection, nothing is served. On the old server the single reads were served: the
+   * region server trusted the client id.
    */
   @Test
-  void readsPipelinedBehindAFailedAuthAttemptAreRefused() throws Exception {
+  void readsBehindASaslHelloAreNeverServed() throws Exception {
     try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret")) {
       RegisteredRegion region =
           server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(1000, 14)));
-      int reads = 10;
-      long refusedBefore = server.stats().readsRefused.get();
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       DataOutputStream frames = new DataOutputStream(bytes);
-      // An RpcRequest carrying a made-up auth challenge (the guess of a peer without the secret).
-      byte[] challenge = new byte[96];
-      new Random(3).nextBytes(challenge);
-      frames.writeLong(8 + 1 + 8 + 4 + challenge.length);
-      frames.writeByte(3); // RpcRequest
-      frames.writeLong(1L);
-      frames.writeInt(challenge.length);
-      frames.write(challenge);
-      for (int i = 0; i < reads; i++) {
-        frames.writeLong(8 + 1 + 12);
-        frames.writeByte(0); // ChunkFetchRequest
-        frames.writeLong(((long) region.key() << 32) | (i * 10L));
-        frames.writeInt(10);
-      }
-      int successes = 0;
-      int answers = 0;
-      try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress(server.localAddress().host(),
-            server.localAddress().port()), 5000);
-        s.setSoTimeout(5000);
-        s.getOutputStream().write(bytes.toByteArray());
-        s.getOutputStream().flush();
-        DataInputStream in = new DataInputStream(s.getInputStream());
-        try {
-          while (true) {
-            long len = in.readLong();
-            byte[] frame = new byte[(int) (len - 8)];
-            in.readFully(frame);
-            answers++;
-            if (frame[0] == 1) { // ChunkFetchSuccess
-              successes++;
-            }
-          }
-        } catch (EOFException | SocketException | SocketTimeoutException closed) {
-          // the server closes the connection after the failed attempt
-        }
-      }
-      System.out.println("[auth] pipelined behind a failed auth attempt: " + reads
-          + " reads sent, " + answers + " answers, " + successes + " served, "
-          + (server.stats().readsRefused.get() - refusedBefore) + " refused");
-      assertEquals(0, successes);
-      assertEquals(reads, server.stats().readsRefused.get() - refusedBefore,
-          "every pipelined read reached the server and was refused");
+      rpc(frames, 1, saslHello("app-test"));
+      readsOf(frames, region, 10);
+      int[] got = answersUntilClosed(server, bytes.toByteArray());
+      System.out.println("[auth] SASL hello + 10 single reads + a batch of 10: " + got[0]
+          + " answers, " + got[1] + " served; frames refused "
+          + server.guard().framesRefused.get());
+      assertEquals(0, got[1], "no read served");
+      assertTrue(got[0] <= 1, "at most SASL's challenge is answered: " + got[0]);
+      assertEquals(1, server.guard().framesRefused.get(), "the first read closed the connection");
       assertEquals(0, server.stats().readsServed.get());
+      assertEquals(0, server.stats().bytesServed.get());
     }
   }
 
+  /**
+   * The same behind an auth engine hello with no proof (spark.network.crypto.enabled): the
+   * handshake fails, the connection is closed, nothing is served.
+   */
+  @Test
+  void readsBehindAnAuthEngineHelloWithoutProofAreNeverServed() throws Exception {
+    SparkConf crypto = new SparkConf(false).set("spark.network.crypto.enabled", "true");
+    try (TcpTransport server = TcpTestSupport.transport(crypto, "s3cret")) {
+      RegisteredRegion region =
+          server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(1000, 14)));
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      DataOutputStream frames = new DataOutputStream(bytes);
+      rpc(frames, 1, authEngineHello("app-test", 3));
+      readsOf(frames, region, 10);
+      int[] got = answersUntilClosed(server, bytes.toByteArray());
+      System.out.println("[auth] auth engine hello without proof + reads: " + got[0]
+          + " answers, " + got[1] + " served; handshakes failed "
+          + server.guard().handshakesFailed.get());
+      assertEquals(0, got[1], "no read served");
+      assertEquals(1, server.guard().handshakesFailed.get(), "the handshake failed");
+      assertEquals(0, server.stats().readsServed.get());
+      // A SASL hello is not accepted on an auth engine server either (no fallback).
+      bytes.reset();
+      rpc(frames, 1, saslHello("app-test"));
+      got = answersUntilClosed(server, bytes.toByteArray());
+      assertEquals(0, got[0], "a SASL hello gets no answer: SASL fallback is off");
+      assertEquals(1, server.guard().framesRefused.get());
+    }
+  }
+
+  /**
+   * A client without the secret sends its batch as its first frame: not a handshake message,
+   * so the connection is closed before Spark's decoders see it; no answer, nothing served.
+   */
   @Test
   void unauthenticatedClientIsRefusedEveryRead() throws Exception {
     try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret");
          TcpTransport client = TcpTestSupport.transport()) {
       RegisteredRegion region =
           server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(100, 13)));
-      ReadResult r = readOne(client.connect(server.localAddress()), region.key(), 10);
+      ReadResult r = readOne(client.connect(server.localAddress()), region, 10);
       ExecutionException e = assertThrows(ExecutionException.class,
           () -> r.future.get(30, TimeUnit.SECONDS));
-      // Spark's auth layer refuses the batch as a failed auth attempt, with its reason; it
-      // never reaches the regions.
-      assertTrue(e.getCause().getMessage().contains("does not have SASL enabled"),
-          e.getCause().getMessage());
-      assertEquals(0, server.stats().readsRefused.get(), "refused before the region server");
+      assertTrue(e.getCause().getMessage().contains("closed")
+          || e.getCause().getMessage().contains("lost"), e.getCause().getMessage());
+      assertEquals(1, server.guard().framesRefused.get(), "closed on its first frame");
       assertEquals(0, server.stats().readsServed.get());
     }
   }
 
   /**
-   * The right secret presented for another application: Spark's auth engine accepts it
+   * The right secret presented for another application: Spark's auth handshake accepts it
    * (SecurityManager has one secret for any app id), so the region server's own check of
-   * the authenticated client id is what refuses the reads.
+   * the authenticated client id refuses the batch and closes the connection.
    */
   @Test
   void sameSecretForAnotherApplicationIsRefusedEveryRead() throws Exception {
-    try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret");
-         TcpTransport client =
-             TcpTestSupport.transport(new SparkConf(false), "s3cret", "app-other")) {
+    try (TcpTransport server = TcpTestSupport.transport(new SparkConf(false), "s3cret")) {
       RegisteredRegion region =
           server.register(TestFiles.mapFile(dir, TestFiles.randomBytes(100, 15)));
-      TransportChannel ch = client.connect(server.localAddress());
       for (int i = 0; i < 3; i++) {
-        ReadResult r = readOne(ch, region.key(), 10 + i);
-        ExecutionException e = assertThrows(ExecutionException.class,
-            () -> r.future.get(30, TimeUnit.SECONDS));
-        assertTrue(e.getCause().getMessage().contains("not authenticated for application app-test"),
-            e.getCause().getMessage());
+        try (TcpTransport client =
+                 TcpTestSupport.transport(new SparkConf(false), "s3cret", "app-other")) {
+          ReadResult r = readOne(client.connect(server.localAddress()), region, 10 + i);
+          ExecutionException e = assertThrows(ExecutionException.class,
+              () -> r.future.get(30, TimeUnit.SECONDS));
+          assertTrue(e.getCause().getMessage().contains(
+              "the connection is not authenticated for this application"),
+              e.getCause().getMessage());
+        }
       }
-      assertEquals(3, server.stats().readsRefused.get(), "the reads reached the server");
+      assertEquals(3, server.stats().readsRefused.get(), "the batches reached the server");
+      assertEquals(3, server.regionServer().connectionsClosed.get());
       assertEquals(0, server.stats().readsServed.get());
       assertNotEquals(0, server.liveRegions());
     }

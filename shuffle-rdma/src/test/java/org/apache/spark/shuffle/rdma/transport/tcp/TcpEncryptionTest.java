@@ -121,7 +121,7 @@ class TcpEncryptionTest {
       try (RecordingProxy proxy = new RecordingProxy(server.localAddress())) {
         ReadResult r = new ReadResult();
         client.connect(proxy.address())
-            .read(List.of(new ReadRequest(0, region.key(), content.length, r, null)));
+            .read(List.of(new ReadRequest(region.address(), region.key(), content.length, r, null)));
         assertArrayEquals(content, r.future.get(30, TimeUnit.SECONDS));
         return proxy.recorded();
       }

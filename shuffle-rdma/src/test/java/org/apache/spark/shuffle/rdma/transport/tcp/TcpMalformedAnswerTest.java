@@ -82,7 +82,7 @@ class TcpMalformedAnswerTest {
             b.get(); // RpcRequest
             b.getLong();
             b.getInt();
-            ReadBatch.Request req = ReadBatch.decodeRequest(b);
+            ReadBatch.Request req = ReadBatch.decodeRequest(b, 1L << 30);
             answer(out, i, req.batchId, req.size());
           }
         } catch (Exception closed) {

@@ -73,7 +73,7 @@ class TcpPreAuthLimitsTest {
   private void assertServerStillServes() throws Exception {
     ReadResult r = new ReadResult();
     client.connect(server.localAddress())
-        .read(List.of(new ReadRequest(100, region.key(), 900, r, null)));
+        .read(List.of(new ReadRequest(region.address() + 100, region.key(), 900, r, null)));
     assertArrayEquals(Arrays.copyOfRange(content, 100, 1000), r.future.get(30, TimeUnit.SECONDS));
   }
 
@@ -145,16 +145,15 @@ class TcpPreAuthLimitsTest {
 
   @Test
   void oversizedFrameBeforeAuthenticationClosesTheConnection() throws Exception {
-    // At the limit: an unauthenticated RpcRequest of exactly MAX_FRAME bytes is read and
-    // answered (refused by the auth handler), the connection is not cut by the guard.
+    // At the limit: a SASL message framed in exactly HandshakeFrames.MAX_FRAME bytes is read
+    // and answered (refused by the auth handler), the connection is not cut by the guard.
     try (Socket s = fromOtherHost()) {
       DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      int body = MAX_FRAME - (8 + 1 + 8 + 4);
-      out.writeLong(MAX_FRAME);
-      out.writeByte(3); // RpcRequest
-      out.writeLong(1);
-      out.writeInt(body);
-      out.write(new byte[body]);
+      byte[] id = "app-test".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      int body = HandshakeFrames.MAX_FRAME - (8 + 1 + 8 + 4);
+      java.nio.ByteBuffer sasl = java.nio.ByteBuffer.allocate(body);
+      sasl.put((byte) 0xEA).putInt(id.length).put(id).putInt(body - 1 - 4 - id.length - 4);
+      TcpAuthenticationTest.rpc(out, 1, sasl.array());
       out.flush();
       s.setSoTimeout(10_000);
       DataInputStream in = new DataInputStream(s.getInputStream());
@@ -165,7 +164,7 @@ class TcpPreAuthLimitsTest {
     // One byte over: closed on the header, before the body is sent or buffered.
     try (Socket s = fromOtherHost()) {
       DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      out.writeLong(MAX_FRAME + 1);
+      out.writeLong(HandshakeFrames.MAX_FRAME + 1);
       out.writeByte(3);
       out.flush();
       assertTrue(closedByServer(s, 5000), "an oversized frame must close the connection");

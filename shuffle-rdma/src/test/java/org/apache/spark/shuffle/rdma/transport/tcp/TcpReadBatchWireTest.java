@@ -45,6 +45,10 @@ class TcpReadBatchWireTest {
   @BeforeEach
   void start() throws Exception {
     server = TcpTestSupport.transport();
+    connect();
+  }
+
+  private void connect() throws Exception {
     socket = new Socket();
     socket.connect(new InetSocketAddress(server.localAddress().host(),
         server.localAddress().port()), 5000);
@@ -69,11 +73,12 @@ class TcpReadBatchWireTest {
     out.flush();
   }
 
-  private static byte[] batch(long batchId, int[][] reads) {
-    ByteBuffer b = ByteBuffer.allocate(13 + 12 * reads.length);
+  /** A batch of reads, each {key, address, length}. */
+  private static byte[] batch(long batchId, long[][] reads) {
+    ByteBuffer b = ByteBuffer.allocate(13 + 16 * reads.length);
     b.put((byte) 'B').putLong(batchId).putInt(reads.length);
-    for (int[] r : reads) {
-      b.putInt(r[0]).putInt(r[1]).putInt(r[2]);
+    for (long[] r : reads) {
+      b.putInt((int) r[0]).putLong(r[1]).putInt((int) r[2]);
     }
     return b.array();
   }
@@ -91,8 +96,10 @@ class TcpReadBatchWireTest {
     byte[] content = randomBytes(20_000, 31);
     RegisteredRegion region = server.register(mapFile(dir, content));
     int key = region.key();
-    sendRpc(77, batch(4242, new int[][] {
-        {key, 100, 300}, {key ^ 0x5a5a5a5a, 0, 10}, {key, 19_990, 20}, {key, 5000, 4096}}));
+    long a = region.address();
+    sendRpc(77, batch(4242, new long[][] {
+        {key, a + 100, 300}, {key ^ 0x5a5a5a5a, a, 10}, {key, a + 19_990, 20},
+        {key, a + 5000, 4096}}));
 
     ByteBuffer f = ByteBuffer.wrap(nextFrame());
     assertEquals(1, f.get(), "a ChunkFetchSuccess");
@@ -103,11 +110,12 @@ class TcpReadBatchWireTest {
     assertEquals(ReadBatch.REFUSED, f.getInt());
     byte[] reason = new byte[f.getShort()];
     f.get(reason);
-    assertTrue(new String(reason, StandardCharsets.UTF_8).contains("names no registered region"));
+    assertEquals(Refusal.NO_SUCH_BYTES, new String(reason, StandardCharsets.UTF_8));
     assertEquals(ReadBatch.REFUSED, f.getInt());
     reason = new byte[f.getShort()];
     f.get(reason);
-    assertTrue(new String(reason, StandardCharsets.UTF_8).contains("is outside region"));
+    // A dead key and a range past the end read the same: no liveness, no size.
+    assertEquals(Refusal.NO_SUCH_BYTES, new String(reason, StandardCharsets.UTF_8));
     assertEquals(4096, f.getInt());
     byte[] data = new byte[f.remaining()];
     f.get(data);
@@ -125,7 +133,8 @@ class TcpReadBatchWireTest {
 
   /**
    * 1,000 batches of 1 to 64 reads mutated from valid ones (inside the region; around its
-   * end; overflowing 32 bits; length 0, negative or huge; a key one bit off; random), on one
+   * end; an offset overflowing 32 bits; length 0, negative or huge; a key one bit off; the
+   * address's upper half one bit off; random), on one
    * connection: each batch gets one answer, each read in it is served byte-exact exactly
    * when it lies inside the live region, and refused otherwise.
    */
@@ -135,17 +144,20 @@ class TcpReadBatchWireTest {
     byte[] content = randomBytes(size, 33);
     RegisteredRegion region = server.register(mapFile(dir, content));
     int key = region.key();
+    long base = region.address();
     java.util.Random rnd = new java.util.Random(34);
     int served = 0;
     int refused = 0;
     long bytes = 0;
     for (int batch = 1; batch <= 1000; batch++) {
       int n = 1 + rnd.nextInt(64);
-      int[][] reads = new int[n][];
+      long[][] reads = new long[n][];
+      long asked = 0;
       for (int i = 0; i < n; i++) {
-        int addr = rnd.nextInt(size);
-        int len = 1 + rnd.nextInt(Math.min(4096, size - addr));
+        long addr = rnd.nextInt(size);
+        int len = 1 + rnd.nextInt(Math.min(4096, size - (int) addr));
         int k = key;
+        long upper = base;
         switch (rnd.nextInt(7)) {
           case 0: // valid
             break;
@@ -153,8 +165,12 @@ class TcpReadBatchWireTest {
             addr = size - rnd.nextInt(64);
             len = 1 + rnd.nextInt(128);
             break;
-          case 2: // address + length overflows 32 bits
-            addr = -1 - rnd.nextInt(16);
+          case 2: // offset + length overflows 32 bits, or the address's upper half is off
+            if (rnd.nextBoolean()) {
+              addr = 0xFFFFFFFFL - rnd.nextInt(16);
+            } else {
+              upper = base ^ (1L << (32 + rnd.nextInt(31)));
+            }
             len = 1 + rnd.nextInt(64);
             break;
           case 3: // bad length
@@ -165,14 +181,19 @@ class TcpReadBatchWireTest {
             break;
           case 5: // random
             k = rnd.nextInt();
-            addr = rnd.nextInt();
+            upper = rnd.nextLong() & ~0xFFFFFFFFL;
+            addr = rnd.nextInt() & 0xFFFFFFFFL;
             len = rnd.nextInt();
             break;
           default: // valid, larger
             addr = rnd.nextInt(size / 2);
             len = 1 + rnd.nextInt(size / 2);
         }
-        reads[i] = new int[] {k, addr, len};
+        if (asked + Math.max(0, len) > (n > 1 ? ReadBatch.TARGET_BYTES : 32 << 20)) {
+          len = 1 + rnd.nextInt(64); // keep the batch within what one batch may ask
+        }
+        asked += Math.max(0, len);
+        reads[i] = new long[] {k, upper + addr, len};
       }
       sendRpc(batch, batch(batch, reads));
       ByteBuffer f = ByteBuffer.wrap(nextFrame());
@@ -189,9 +210,9 @@ class TcpReadBatchWireTest {
         }
       }
       for (int i = 0; i < n; i++) {
-        long addr = reads[i][1] & 0xFFFFFFFFL;
-        int len = reads[i][2];
-        boolean inside = reads[i][0] == key && len > 0 && addr + len <= size;
+        long addr = reads[i][1] - base;
+        int len = (int) reads[i][2];
+        boolean inside = reads[i][0] == key && addr >= 0 && len > 0 && addr + len <= size;
         if (!inside) {
           assertEquals(ReadBatch.REFUSED, status[i], "batch " + batch + " read " + i);
           refused++;
@@ -215,27 +236,46 @@ class TcpReadBatchWireTest {
     assertTrue(served > 1000 && refused > 1000, "both outcomes exercised");
   }
 
+  /**
+   * Malformed batches, and batches asking for more than a batch may, are refused whole with
+   * a one-line RpcFailure (no stack trace), and the connection is closed: a well-behaved
+   * client never sends one. A new connection is served.
+   */
   @Test
-  void malformedBatchIsRefusedWholeAndTheConnectionKeepsServing() throws Exception {
+  void malformedBatchIsRefusedWholeAndItsConnectionClosed() throws Exception {
     byte[] content = randomBytes(1000, 32);
     RegisteredRegion region = server.register(mapFile(dir, content));
-    byte[] announcesMore = batch(5, new int[][] {{region.key(), 0, 10}});
+    long a = region.address();
+    int key = region.key();
+    byte[] announcesMore = batch(5, new long[][] {{key, a, 10}});
     ByteBuffer.wrap(announcesMore).putInt(9, 3); // 3 reads announced, 1 present
+    long[][] overCap = new long[2][];
+    overCap[0] = new long[] {key, a, ReadBatch.TARGET_BYTES};
+    overCap[1] = new long[] {key, a, 1};
     byte[][] bad = {
         "hello".getBytes(StandardCharsets.UTF_8), // not a batch
         announcesMore,
-        batch(0, new int[][] {{region.key(), 0, 10}}), // batch id 0 is out of range
-        batch(6, new int[0][]), // no read
+        batch(0, new long[][] {{key, a, 10}}), // batch id 0 is out of range
+        batch(6, new long[0][]), // no read
+        batch(8, overCap), // two reads asking for more than TARGET_BYTES
+        batch(9, new long[][] {{key, a, (32 << 20) + 1}}), // one read over maxReadSize
     };
     for (int i = 0; i < bad.length; i++) {
       sendRpc(100 + i, bad[i]);
       ByteBuffer f = ByteBuffer.wrap(nextFrame());
       assertEquals(5, f.get(), "an RpcFailure for bad batch " + i);
       assertEquals(100L + i, f.getLong());
+      byte[] why = new byte[f.getInt()];
+      f.get(why);
+      String text = new String(why, StandardCharsets.UTF_8).trim();
+      assertTrue(!text.contains("\tat ") && !text.contains("\n"), "one line: " + text);
+      assertEquals(-1, in.read(), "bad batch " + i + " closes its connection");
+      socket.close();
+      connect();
     }
     assertEquals(0, server.stats().readsServed.get());
 
-    sendRpc(200, batch(7, new int[][] {{region.key(), 10, 20}}));
+    sendRpc(200, batch(7, new long[][] {{key, a + 10, 20}}));
     ByteBuffer f = ByteBuffer.wrap(nextFrame());
     assertEquals(1, f.get());
     assertEquals(7L, f.getLong());

@@ -98,7 +98,7 @@ class TcpReadTimeoutTest {
                 }
                 b.getLong(); // the RPC's request id
                 b.getInt(); // its body's length
-                ReadBatch.Request req = ReadBatch.decodeRequest(b);
+                ReadBatch.Request req = ReadBatch.decodeRequest(b, 1L << 30);
                 int data = 0;
                 boolean stuck = false;
                 for (int i = 0; i < req.size(); i++) {
@@ -225,7 +225,7 @@ class TcpReadTimeoutTest {
             TransportChannel ch = client.connect(server.localAddress());
             // Identical reads on every channel: on a shared client their ids would collide.
             ReadResult r = new ReadResult();
-            ch.read(List.of(new ReadRequest(100, region.key(), 200, r, null)));
+            ch.read(List.of(new ReadRequest(region.address() + 100, region.key(), 200, r, null)));
             assertArrayEquals(Arrays.copyOfRange(content, 100, 300),
                 r.future.get(10, TimeUnit.SECONDS));
             return ch;

@@ -145,7 +145,7 @@ class TcpServePathTest {
     TcpRegion region = register(f, 0, content.length);
     assertNull(region.file(), "threshold 0: never sendfile, no descriptor");
     TransportChannel ch = client.connect(server.localAddress());
-    assertArrayEquals(content, ReadResult.read(ch, 0, region.key(), content.length));
+    assertArrayEquals(content, ReadResult.read(ch, region.address(), region.key(), content.length));
     server.close();
     client.close();
 
@@ -161,13 +161,13 @@ class TcpServePathTest {
     File f = writeFile(content);
     TcpRegion region = register(f, 0, content.length);
     TransportChannel ch = client.connect(server.localAddress());
-    assertArrayEquals(content, ReadResult.read(ch, 0, region.key(), content.length));
+    assertArrayEquals(content, ReadResult.read(ch, region.address(), region.key(), content.length));
     assertTrue(region.file().isOpen());
     server.deregister(region).get(10, TimeUnit.SECONDS);
     assertFalse(region.file().isOpen(), "the registration's descriptor must not leak");
     ReadResult after = new ReadResult();
-    ch.read(List.of(new ReadRequest(0, region.key(), 1 << 20, after, null)));
-    assertTrue(failure(after).getMessage().contains("unknown or revoked"));
+    ch.read(List.of(new ReadRequest(region.address(), region.key(), 1 << 20, after, null)));
+    assertTrue(failure(after).getMessage().endsWith(Refusal.NO_SUCH_BYTES));
   }
 
   @Test
@@ -178,14 +178,14 @@ class TcpServePathTest {
     TcpRegion region = register(f, 0, content.length);
     TransportChannel ch = client.connect(server.localAddress());
     assertArrayEquals(Arrays.copyOf(content, 1 << 20),
-        ReadResult.read(ch, 0, region.key(), 1 << 20));
+        ReadResult.read(ch, region.address(), region.key(), 1 << 20));
     try (RandomAccessFile raf = new RandomAccessFile(f, "rw")) {
       raf.setLength(1 << 20);
     }
     List<ReadResult> r = TcpTestSupport.results(2);
     ch.read(List.of(
-        new ReadRequest(0, region.key(), 1 << 20, r.get(0), null), // still inside the file
-        new ReadRequest(1 << 20, region.key(), 1 << 20, r.get(1), null)));
+        new ReadRequest(region.address(), region.key(), 1 << 20, r.get(0), null), // still inside the file
+        new ReadRequest(region.address() + (1 << 20), region.key(), 1 << 20, r.get(1), null)));
     assertTrue(failure(r.get(0)).getMessage().contains("read refused"));
     assertTrue(failure(r.get(1)).getMessage().contains("shorter than"));
     assertEquals(2, server.stats().readsRefused.get());
@@ -204,8 +204,8 @@ class TcpServePathTest {
     Files.move(next.toPath(), f.toPath(), StandardCopyOption.REPLACE_EXISTING,
         StandardCopyOption.ATOMIC_MOVE);
     TransportChannel ch = client.connect(server.localAddress());
-    assertArrayEquals(content, ReadResult.read(ch, 0, region.key(), content.length));
+    assertArrayEquals(content, ReadResult.read(ch, region.address(), region.key(), content.length));
     assertArrayEquals(Arrays.copyOfRange(content, 4096, 4096 + 100),
-        ReadResult.read(ch, 4096, region.key(), 100));
+        ReadResult.read(ch, region.address() + 4096, region.key(), 100));
   }
 }

@@ -54,6 +54,12 @@ class TcpTransportTest {
     return r.future.get(30, TimeUnit.SECONDS);
   }
 
+  /** The server's reason for refusing a read: the failure message after "failed: ". */
+  private static String cause(ReadResult r) {
+    String m = failure(r).getMessage();
+    return m.substring(m.indexOf("failed: ") + "failed: ".length());
+  }
+
   private static Throwable failure(ReadResult r) {
     ExecutionException e = assertThrows(ExecutionException.class,
         () -> r.future.get(30, TimeUnit.SECONDS));
@@ -93,9 +99,9 @@ class TcpTransportTest {
     TransportChannel ch = client.connect(server.localAddress());
     List<ReadResult> r = TcpTestSupport.results(2);
     ch.read(List.of(
-        new ReadRequest(0, region.key() ^ 0x5a5a5a5a, 100, r.get(0), null),
-        new ReadRequest(0, region.key(), 100, r.get(1), null)));
-    assertTrue(failure(r.get(0)).getMessage().contains("names no registered region"));
+        new ReadRequest(region.address(), region.key() ^ 0x5a5a5a5a, 100, r.get(0), null),
+        new ReadRequest(region.address(), region.key(), 100, r.get(1), null)));
+    assertTrue(failure(r.get(0)).getMessage().contains(Refusal.NO_SUCH_BYTES));
     assertArrayEquals(Arrays.copyOf(content, 100), get(r.get(1)));
     assertEquals(1, server.stats().readsRefused.get());
     assertTrue(ch.isActive(), "a refused read must not close the connection");
@@ -109,11 +115,11 @@ class TcpTransportTest {
     RegisteredRegion region = server.register(mapFile(dir, content), problem::get);
     TransportChannel ch = client.connect(server.localAddress());
     ReadResult ok = new ReadResult();
-    ch.read(List.of(new ReadRequest(0, region.key(), 100, ok, null)));
+    ch.read(List.of(new ReadRequest(region.address(), region.key(), 100, ok, null)));
     assertArrayEquals(Arrays.copyOf(content, 100), get(ok));
     problem.set("map output file x.data is 10 bytes, shorter than the 10000 registered");
     ReadResult refused = new ReadResult();
-    ch.read(List.of(new ReadRequest(0, region.key(), 100, refused, null)));
+    ch.read(List.of(new ReadRequest(region.address(), region.key(), 100, refused, null)));
     assertTrue(failure(refused).getMessage().contains("shorter than the 10000 registered"));
     assertEquals(1, server.stats().readsRefused.get());
     assertTrue(ch.isActive(), "a refused read must not close the connection");
@@ -138,11 +144,11 @@ class TcpTransportTest {
     TransportChannel ch = client.connect(server.localAddress());
     List<ReadResult> r = TcpTestSupport.results(5);
     ch.read(List.of(
-        new ReadRequest(0, ra.key(), 10, r.get(0), null),
-        new ReadRequest(100, ra.key(), 10, r.get(1), null),
-        new ReadRequest(0, rb.key(), 10, r.get(2), null),
-        new ReadRequest(200, ra.key(), 10, r.get(3), null),
-        new ReadRequest(300, ra.key(), 10, r.get(4), null)));
+        new ReadRequest(ra.address(), ra.key(), 10, r.get(0), null),
+        new ReadRequest(ra.address() + 100, ra.key(), 10, r.get(1), null),
+        new ReadRequest(rb.address(), rb.key(), 10, r.get(2), null),
+        new ReadRequest(ra.address() + 200, ra.key(), 10, r.get(3), null),
+        new ReadRequest(ra.address() + 300, ra.key(), 10, r.get(4), null)));
     assertArrayEquals(Arrays.copyOfRange(a, 0, 10), get(r.get(0)));
     assertArrayEquals(Arrays.copyOfRange(a, 100, 110), get(r.get(1)));
     assertTrue(failure(r.get(2)).getMessage().contains("x.data was truncated"));
@@ -158,13 +164,13 @@ class TcpTransportTest {
     TransportChannel ch = client.connect(server.localAddress());
     List<ReadResult> r = TcpTestSupport.results(4);
     ch.read(List.of(
-        new ReadRequest(4000, region.key(), 97, r.get(0), null),           // past the end
-        new ReadRequest(4096, region.key(), 1, r.get(1), null),            // at the end
-        new ReadRequest(1L << 33, region.key(), 1, r.get(2), null),        // beyond 32 bits
-        new ReadRequest(4095, region.key(), 1, r.get(3), null)));          // last byte: ok
-    assertTrue(failure(r.get(0)).getMessage().contains("outside region"));
-    assertTrue(failure(r.get(1)).getMessage().contains("outside region"));
-    assertTrue(failure(r.get(2)).getMessage().contains("out of range"));
+        new ReadRequest(region.address() + 4000, region.key(), 97, r.get(0), null),           // past the end
+        new ReadRequest(region.address() + 4096, region.key(), 1, r.get(1), null),            // at the end
+        new ReadRequest(region.address() + (1L << 33), region.key(), 1, r.get(2), null),        // beyond 32 bits
+        new ReadRequest(region.address() + 4095, region.key(), 1, r.get(3), null)));          // last byte: ok
+    assertEquals(Refusal.NO_SUCH_BYTES, cause(r.get(0)));
+    assertEquals(Refusal.NO_SUCH_BYTES, cause(r.get(1)));
+    assertEquals(Refusal.NO_SUCH_BYTES, cause(r.get(2)));
     assertArrayEquals(new byte[] {content[4095]}, get(r.get(3)));
   }
 
@@ -175,15 +181,15 @@ class TcpTransportTest {
     RegisteredRegion region = server.register(mapping);
     TransportChannel ch = client.connect(server.localAddress());
     ReadResult before = new ReadResult();
-    ch.read(List.of(new ReadRequest(0, region.key(), 8192, before, null)));
+    ch.read(List.of(new ReadRequest(region.address(), region.key(), 8192, before, null)));
     assertArrayEquals(content, get(before));
     server.deregister(region).get(10, TimeUnit.SECONDS);
     assertFalse(region.isLive());
     assertEquals(0, server.liveRegions());
     assertEquals(0, server.stats().bytesRegistered.get());
     ReadResult after = new ReadResult();
-    ch.read(List.of(new ReadRequest(0, region.key(), 10, after, null)));
-    assertTrue(failure(after).getMessage().contains("unknown or revoked"));
+    ch.read(List.of(new ReadRequest(region.address(), region.key(), 10, after, null)));
+    assertTrue(failure(after).getMessage().contains(Refusal.NO_SUCH_BYTES));
     // Idempotent.
     server.deregister(region).get(1, TimeUnit.SECONDS);
     assertEquals(0, server.stats().regionsRegistered.get());
@@ -203,7 +209,7 @@ class TcpTransportTest {
     List<ReadResult> r = TcpTestSupport.results(n);
     List<ReadRequest> batch = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      batch.add(new ReadRequest(i * 100, region.key(), 100, r.get(i), null));
+      batch.add(new ReadRequest(region.address() + i * 100, region.key(), 100, r.get(i), null));
     }
     ch.read(batch);
     for (int i = 0; i < n; i++) {
@@ -238,9 +244,9 @@ class TcpTransportTest {
     TransportChannel ch = client.connect(server.localAddress());
     List<ReadResult> r = TcpTestSupport.results(3);
     ch.read(List.of(
-        new ReadRequest(10, region.key(), 50, r.get(0), null),
-        new ReadRequest(10, region.key(), 50, r.get(1), null),
-        new ReadRequest(10, region.key(), 50, r.get(2), null)));
+        new ReadRequest(region.address() + 10, region.key(), 50, r.get(0), null),
+        new ReadRequest(region.address() + 10, region.key(), 50, r.get(1), null),
+        new ReadRequest(region.address() + 10, region.key(), 50, r.get(2), null)));
     for (ReadResult x : r) {
       assertArrayEquals(Arrays.copyOfRange(content, 10, 60), get(x));
     }
@@ -284,7 +290,7 @@ class TcpTransportTest {
     assertEquals(1L << 30, max.length());
     ReadResult r = new ReadResult();
     client.connect(server.localAddress())
-        .read(List.of(new ReadRequest((1L << 30) - 2, max.key(), 2, r, null)));
+        .read(List.of(new ReadRequest(max.address() + (1L << 30) - 2, max.key(), 2, r, null)));
     assertArrayEquals(new byte[] {0, 0x3c}, get(r));
   }
 }

@@ -1,0 +1,180 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
+import org.apache.spark.shuffle.rdma.testing.ReadResult;
+import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.transport.ReadRequest;
+import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Connection accounting under a flood: 64 connections from one address that never finish
+ * the handshake, and a connect/close storm from 32 threads on another address for 30 s.
+ * The guard's counts stay within the limits and equal the connections open (no count
+ * escapes, none leaks), a legitimate executor keeps connecting and reading, and unfinished
+ * handshakes are dropped at the deadline.
+ */
+class TcpConnectionStormTest {
+  private static final int PER_ADDRESS = 64;
+  private static final long STORM_MS = 30_000;
+
+  @TempDir
+  File dir;
+
+  private static Socket from(String local, TcpTransport server) throws Exception {
+    Socket s = new Socket();
+    s.bind(new InetSocketAddress(InetAddress.getByName(local), 0));
+    s.connect(new InetSocketAddress(server.localAddress().host(), server.localAddress().port()),
+        5000);
+    return s;
+  }
+
+  private static boolean closedByServer(Socket s, int waitMs) throws Exception {
+    s.setSoTimeout(waitMs);
+    try {
+      InputStream in = s.getInputStream();
+      while (in.read() >= 0) {
+        // drain
+      }
+      return true;
+    } catch (SocketTimeoutException open) {
+      return false;
+    } catch (java.io.IOException reset) {
+      return true;
+    }
+  }
+
+  @Test
+  void halfOpenFloodAndConnectStormStayWithinLimits() throws Exception {
+    SparkConf conf = new SparkConf(false)
+        .set(RdmaConf.TCP_MAX_CONNECTIONS_PER_ADDRESS().key(), String.valueOf(PER_ADDRESS))
+        .set(RdmaConf.TCP_HANDSHAKE_TIMEOUT().key(), "2s");
+    try (TcpTransport server = TcpTestSupport.transport(conf, "s3cret")) {
+      byte[] content = TestFiles.randomBytes(50_000, 61);
+      RegisteredRegion region = server.register(TestFiles.mapFile(dir, content));
+      InetAddress stormAddress = InetAddress.getByName("127.0.0.3");
+
+      // 64 connections from 127.0.0.2 that never send a byte.
+      List<Socket> halfOpen = new ArrayList<>();
+      for (int i = 0; i < PER_ADDRESS; i++) {
+        halfOpen.add(from("127.0.0.2", server));
+      }
+      Socket over = from("127.0.0.2", server);
+      assertTrue(closedByServer(over, 5000), "the 65th from one address is refused");
+      over.close();
+
+      // The storm: 32 threads connect and close as fast as they can from 127.0.0.3.
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicLong connects = new AtomicLong();
+      AtomicInteger maxSeen = new AtomicInteger();
+      List<Thread> storm = new ArrayList<>();
+      for (int t = 0; t < 32; t++) {
+        Thread th = new Thread(() -> {
+          while (!stop.get()) {
+            try (Socket s = from("127.0.0.3", server)) {
+              connects.incrementAndGet();
+              if ((connects.get() & 3) == 0) {
+                s.getOutputStream().write(new byte[] {0, 0, 0});
+              }
+            } catch (Exception refusedOrReset) {
+              // refused by the limit, or reset: part of the storm
+            }
+          }
+        });
+        th.setDaemon(true);
+        storm.add(th);
+        th.start();
+      }
+      long t0 = System.nanoTime();
+      int reads = 0;
+      boolean halfOpenDropped = false;
+      long droppedAfterMs = -1;
+      while (System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(STORM_MS)) {
+        maxSeen.accumulateAndGet(server.guard().openFrom(stormAddress), Math::max);
+        assertTrue(server.guard().openFrom(stormAddress) <= PER_ADDRESS, "per-address limit");
+        // A legitimate executor from 127.0.0.1 connects (fresh each time) and reads.
+        try (TcpTransport reader = TcpTestSupport.transport(new SparkConf(false), "s3cret")) {
+          ReadResult r = new ReadResult();
+          int off = (reads * 997) % 40_000;
+          reader.connect(server.localAddress()).read(List.of(new ReadRequest(
+              region.address() + off, region.key(), 1000, r, null)));
+          assertArrayEquals(Arrays.copyOfRange(content, off, off + 1000),
+              r.future.get(30, TimeUnit.SECONDS));
+          reads++;
+        }
+        if (!halfOpenDropped && server.guard().handshakesTimedOut.get() >= PER_ADDRESS) {
+          halfOpenDropped = true;
+          droppedAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        }
+      }
+      stop.set(true);
+      for (Thread th : storm) {
+        th.join(10_000);
+      }
+      for (Socket s : halfOpen) {
+        assertTrue(closedByServer(s, 100), "an unfinished handshake is dropped");
+        s.close();
+      }
+      // After the dust settles every count returns to zero: nothing escaped or leaked.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (server.guard().open() != 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      System.out.println("[storm] " + connects.get() + " storm connections in " + STORM_MS
+          + " ms from 32 threads (" + server.guard().connectionsRefused.get()
+          + " refused), most open from the storm address " + maxSeen.get() + " (limit "
+          + PER_ADDRESS + "); 64 half-open dropped at the handshake deadline after "
+          + droppedAfterMs + " ms (" + server.guard().handshakesTimedOut.get()
+          + " timed out in all); " + reads + " fresh legitimate connections read byte-exact"
+          + "; open at the end " + server.guard().open());
+      assertTrue(halfOpenDropped, "unfinished handshakes were dropped");
+      assertTrue(droppedAfterMs < 6000, "dropped within seconds: " + droppedAfterMs);
+      assertEquals(0, server.guard().open(), "the count equals the connections open");
+      assertEquals(0, server.guard().openFrom(stormAddress));
+      assertEquals(0, server.guard().openFrom(InetAddress.getByName("127.0.0.2")));
+      assertTrue(reads >= 5, "the legitimate executor kept reading: " + reads);
+      // And a slot from the flooded address is usable again.
+      Socket again = from("127.0.0.2", server);
+      assertTrue(!closedByServer(again, 300), "a freed slot is usable again");
+      again.close();
+    }
+  }
+
+  @Test
+  void groupsAreIpv4AddressesAndIpv6Slash64s() throws Exception {
+    assertEquals("10.1.2.3", ConnectionGuard.group(new InetSocketAddress(
+        InetAddress.getByName("10.1.2.3"), 1)));
+    String a = ConnectionGuard.group(new InetSocketAddress(
+        InetAddress.getByName("2001:db8:1:2::1"), 1));
+    String b = ConnectionGuard.group(new InetSocketAddress(
+        InetAddress.getByName("2001:db8:1:2:ffff:ffff:ffff:ffff"), 1));
+    String c = ConnectionGuard.group(new InetSocketAddress(
+        InetAddress.getByName("2001:db8:1:3::1"), 1));
+    assertEquals(a, b, "one /64 is one host");
+    assertTrue(!a.equals(c), "another /64 is another group");
+  }
+}
