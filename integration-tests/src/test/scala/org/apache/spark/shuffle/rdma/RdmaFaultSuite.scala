@@ -15,6 +15,7 @@ import scala.concurrent.duration._
 
 import org.apache.spark.{FetchFailed, HashPartitioner, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.rdd.RDD
+import org.apache.spark.shuffle.rdma.reader.ChecksumMismatchException
 import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorRemoved,
   SparkListenerStageSubmitted, SparkListenerTaskEnd}
 import org.scalatest.{BeforeAndAfterAll, BeforeAndAfterEach}
@@ -33,6 +34,8 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
   private var sc: SparkContext = _
   /** (when the listener saw it, in nanoTime; the fetch failure). */
   private val fetchFailures = ArrayBuffer[(Long, FetchFailed)]()
+  /** (executor the failed reducer ran on, the fetch failure). */
+  private val failedOn = ArrayBuffer[(String, FetchFailed)]()
   /** (when, executor id) of every executor removal. */
   private val removals = ArrayBuffer[(Long, String)]()
   /** (stage id, attempt, is a shuffle map stage) of every stage submission. */
@@ -63,11 +66,15 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
     sc = new SparkContext(conf)
     awaitCondition(s"$executors executors registered", 180)(sc.getExecutorIds().size >= executors)
     fetchFailures.clear()
+    failedOn.clear()
     removals.clear()
     submitted.clear()
     sc.addSparkListener(new SparkListener {
       override def onTaskEnd(e: SparkListenerTaskEnd): Unit = e.reason match {
-        case f: FetchFailed => fetchFailures.synchronized(fetchFailures += ((System.nanoTime(), f)))
+        case f: FetchFailed => fetchFailures.synchronized {
+          fetchFailures += ((System.nanoTime(), f))
+          failedOn += ((e.taskInfo.executorId, f))
+        }
         case _ =>
       }
       override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit =
@@ -107,6 +114,13 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
       assert(System.nanoTime() < deadline, s"timed out waiting for $what")
       Thread.sleep(20)
     }
+  }
+
+  /** One executor's plugin counter (0 when it does not report it). */
+  private def executorCounter(executor: String, name: String): Long = {
+    val stats = RdmaShuffleManager.clusterStats().get(executor)
+    assert(stats != null, s"executor $executor reports no counters")
+    Option(stats.get(name)).map(_.longValue).getOrElse(0L)
   }
 
   /** What the fault caused, for the test report (and docs/security.md). */
@@ -160,9 +174,11 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
     report()
   }
 
-  test("a map output file overwritten under its registration: detected, recomputed, " +
-    "sort-shuffle result") {
-    start(2, "spark.shuffle.compress" -> "true")
+  test("a map output file overwritten under its registration: refused by the checksum check, " +
+    "recomputed, sort-shuffle result") {
+    // Compressed, so Spark's codec check would notice the garbage too: the assertions below
+    // hold only if the plugin's checksum check refused the blocks before the codec saw them.
+    start(2, "spark.shuffle.compress" -> "true", "spark.shuffle.rdma.verifyChecksums" -> "true")
     val summed = lengths(sc)
     summed.count()
     // Overwrite the middle of every shuffle data file on every executor, in place: the
@@ -183,15 +199,29 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
     val result = summed.mapValues(identity).collect().toMap
     assert(result == expected.lengths)
     waitForListeners(sc)
-    assert(fetchFailures.nonEmpty, "the corruption must have been detected")
+    val failures = fetchFailures.synchronized(fetchFailures.map(_._2).toList)
+    assert(failures.nonEmpty, "the corruption must have been detected")
+    // Each is the plugin's refusal (a block read from a peer or from this executor's own
+    // files), naming the block Spark failed; none is the codec's "corrupted" or a lost peer.
+    failures.foreach { f =>
+      assert(f.message.contains(ChecksumMismatchException.PREFIX), f.message)
+      assert(f.message.contains(s"of shuffle ${f.shuffleId}, map ${f.mapId}, reduce " +
+        s"partitions [${f.reduceId}, "), f.message)
+    }
+    val mismatches = clusterTotals()("reader.checksumMismatches")
+    assert(mismatches >= failures.size, s"reader.checksumMismatches $mismatches")
     assert(mapStageResubmitted, "the damaged outputs must have been recomputed")
     report()
+    info(s"reader.checksumMismatches $mismatches")
   }
 
   test("map output files truncated or deleted under their registrations: recomputed, " +
     "sort-shuffle result") {
     // Uncompressed: no codec checksum notices a short block, only the plugin's checks do.
-    start(2, "spark.shuffle.compress" -> "false")
+    // No locality wait: the first reducers start on both executors at once, so the damaged
+    // executor's own reducers meet the local check and the other's the server's check.
+    start(2, "spark.shuffle.compress" -> "false", "spark.locality.wait" -> "0",
+      "spark.shuffle.reduceLocality.enabled" -> "false")
     val summed = sums(sc, 30000, 40)
     summed.count()
     // On one executor only: truncate half of its shuffle data files to a third of their
@@ -223,11 +253,33 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
       tries += 1
     }
     assert(touched > 0)
+    val refusedBefore = executorCounter(victim, "transport.readsRefused")
     assert(summed.mapValues(identity).collect().toMap == expected.sums)
     waitForListeners(sc)
-    assert(fetchFailures.nonEmpty, "the damaged outputs must have surfaced as fetch failures")
+    val failures = failedOn.synchronized(failedOn.toList)
+    assert(failures.nonEmpty, "the damaged outputs must have surfaced as fetch failures")
+    failures.foreach { case (_, f) =>
+      assert(f.bmAddress != null && f.bmAddress.executorId == victim, f.bmAddress)
+    }
+    // The victim's own reducers: refused by the reader's local check, before Spark reads the
+    // files (without it a block past a truncated end reads as empty: a smaller sum).
+    val (own, others) = failures.partition(_._1 == victim)
+    assert(own.nonEmpty, s"no reducer on executor $victim failed: $failures")
+    own.foreach { case (_, f) =>
+      assert(f.message.contains("local map output changed under its registration"), f.message)
+    }
+    // The other executor's reducers: the victim's server refused their reads (its backing-file
+    // check); a read served past a file's end instead would have failed the connection or the
+    // executor, which fail fetches too, but count no refusal.
+    assert(others.nonEmpty, s"no reducer elsewhere read from executor $victim: $failures")
+    val refused = executorCounter(victim, "transport.readsRefused") - refusedBefore
+    assert(refused >= others.size, s"executor $victim refused $refused reads for " +
+      s"${others.size} failed reducers")
+    assert(removals.synchronized(removals.isEmpty), s"executors removed: $removals")
     assert(mapStageResubmitted, "the damaged outputs must have been recomputed")
     report()
+    info(s"${own.size} failed on executor $victim (local check), ${others.size} elsewhere; " +
+      s"executor $victim refused $refused reads")
     // The cluster still runs shuffles afterwards.
     assert(sums(sc, 5000, 10).collect().toMap == expected.small)
   }

@@ -19,7 +19,11 @@ import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
+import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
+import org.apache.spark.shuffle.rdma.reader.ChecksumMismatchException;
+import org.apache.spark.shuffle.rdma.reader.LocalOutputCheck;
 import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
+import org.apache.spark.shuffle.rdma.reader.ReaderStats;
 import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
@@ -42,10 +46,26 @@ final class ExecutorRuntime implements AutoCloseable {
   private final RdmaBlockStoreClient client;
   private final IndexShuffleBlockResolver resolver;
   private final RdmaMetricsSource metrics;
+  private final WriterChecksums checksums;
+  private final boolean verifyChecksums;
+  private final LocalOutputCheck localCheck = new LocalOutputCheck() {
+    @Override
+    public String integrityProblem(int shuffleId, long mapId) {
+      return registry.integrityProblem(shuffleId, mapId);
+    }
+
+    @Override
+    public String checksumProblem(String blockId, int shuffleId, long mapId, int startReduce,
+        int endReduce) {
+      return localChecksumProblem(blockId, shuffleId, mapId, startReduce, endReduce);
+    }
+  };
 
   ExecutorRuntime(RdmaShuffleConf conf, IndexShuffleBlockResolver resolver) throws IOException {
     SparkEnv env = SparkEnv.get();
     this.resolver = resolver;
+    this.verifyChecksums = conf.verifyChecksums();
+    this.checksums = WriterChecksums.of(conf.sparkConf(), verifyChecksums);
     int cores = conf.sparkConf().getInt("spark.executor.cores", 0);
     TransportSettings settings = new TransportSettings(conf,
         env.blockManager().blockManagerId().host(), env.securityManager(),
@@ -58,7 +78,8 @@ final class ExecutorRuntime implements AutoCloseable {
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
-          env.blockManager().blockStoreClient(), conf.indexCacheSize());
+          env.blockManager().blockStoreClient(), conf.indexCacheSize(),
+          conf.verifyChecksums());
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats, this::releaseUncommitted);
       this.metrics = RdmaMetricsSource.executor(this::stats);
@@ -81,16 +102,45 @@ final class ExecutorRuntime implements AutoCloseable {
     return client;
   }
 
-  /** See MapOutputRegistry#integrityProblem: null when this executor's output is whole. */
-  String localIntegrityProblem(int shuffleId, long mapId) {
-    return registry.integrityProblem(shuffleId, mapId);
+  /** What the reader asks about this executor's own outputs before Spark reads them. */
+  LocalOutputCheck localCheck() {
+    return localCheck;
+  }
+
+  /**
+   * Checks this executor's own blocks against their checksums (with verifyChecksums), from
+   * the registered mappings, counted with the remote blocks in the reader's counters.
+   */
+  private String localChecksumProblem(String blockId, int shuffleId, long mapId,
+      int startReduce, int endReduce) {
+    if (!verifyChecksums) {
+      return null;
+    }
+    ReaderStats stats = client.stats();
+    long t0 = System.nanoTime();
+    PartitionVerifier v = registry.verifyLocal(shuffleId, mapId, startReduce, endReduce);
+    if (v == null) {
+      stats.checksumSkippedBlocks.incrementAndGet();
+      return null;
+    }
+    String mismatch = v.finish();
+    stats.checksumNanos.addAndGet(System.nanoTime() - t0);
+    if (mismatch == null) {
+      stats.checksumVerifiedBlocks.incrementAndGet();
+      stats.checksumVerifiedBytes.addAndGet(v.bytes());
+      return null;
+    }
+    stats.checksumMismatches.incrementAndGet();
+    return ChecksumMismatchException.message("local block " + blockId, shuffleId, mapId,
+        startReduce, endReduce, "on this executor", mismatch);
   }
 
   /** Registers a committed map output and publishes it; called before its MapStatus leaves. */
   void committed(int shuffleId, long mapId) throws IOException {
     File data = resolver.getDataFile(shuffleId, mapId);
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
-    MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index);
+    MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index,
+        checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
     tables.publish(d);
   }
 

@@ -208,7 +208,7 @@ public class RdmaShuffleManager extends SortShuffleManager {
             startMapIndex, endMapIndex, startPartition, endPartition);
     boolean batch = SortShuffleManager.canUseBatchFetch(startPartition, endPartition, context);
     return new RdmaShuffleReader<>(base, (Iterator) blocks, context, metrics, r.client(), batch,
-        r::localIntegrityProblem);
+        r.localCheck());
   }
 
   @Override

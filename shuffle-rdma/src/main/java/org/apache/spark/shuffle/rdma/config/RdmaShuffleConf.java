@@ -146,6 +146,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.INDEX_CACHE_SIZE());
   }
 
+  /** Whether reducers check each block against the writer's per-partition checksum. */
+  public boolean verifyChecksums() {
+    return (Boolean) get(RdmaConf.VERIFY_CHECKSUMS());
+  }
+
   public long readTimeoutMs() {
     return (Long) get(RdmaConf.READ_TIMEOUT());
   }

@@ -9,14 +9,20 @@ import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Arrays;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+
 /**
  * Where one committed map output lives in its executor's registered memory: the index
  * region (Spark's index file: numPartitions + 1 big-endian longs, the partition offsets)
  * and the data file, registered as consecutive regions of {@code regionSize} bytes.
  * A reader needs nothing else to fetch any partition range of this output.
  *
- * <p>Encoded size: 50 bytes plus the executor id plus 12 per data region (one region per GiB
- * of data), independent of the number of partitions.
+ * <p>With spark.shuffle.rdma.verifyChecksums, also the region of Spark's checksum file
+ * (numPartitions big-endian longs, one per partition, of {@link #checksumAlgorithm()}), read
+ * and cached by reducers like the index, so the table does not grow per partition.
+ *
+ * <p>Encoded size: 51 bytes plus the executor id plus 12 per data region (one region per GiB
+ * of data), plus 12 when checksums are registered; independent of the number of partitions.
  */
 public final class MapOutputDescriptor {
   private final int shuffleId;
@@ -29,10 +35,22 @@ public final class MapOutputDescriptor {
   private final long regionSize;
   private final long[] dataAddresses;
   private final int[] dataKeys;
+  private final ChecksumAlgorithm checksumAlgorithm;
+  private final long checksumAddress;
+  private final int checksumKey;
 
+  /** An output without registered checksums. */
   public MapOutputDescriptor(int shuffleId, long mapId, String executorId, int numPartitions,
       long indexAddress, int indexKey, long dataLength, long regionSize, long[] dataAddresses,
       int[] dataKeys) {
+    this(shuffleId, mapId, executorId, numPartitions, indexAddress, indexKey, dataLength,
+        regionSize, dataAddresses, dataKeys, ChecksumAlgorithm.NONE, 0L, 0);
+  }
+
+  public MapOutputDescriptor(int shuffleId, long mapId, String executorId, int numPartitions,
+      long indexAddress, int indexKey, long dataLength, long regionSize, long[] dataAddresses,
+      int[] dataKeys, ChecksumAlgorithm checksumAlgorithm, long checksumAddress,
+      int checksumKey) {
     if (dataAddresses.length != dataKeys.length) {
       throw new IllegalArgumentException("one key per data region");
     }
@@ -57,6 +75,9 @@ public final class MapOutputDescriptor {
     this.regionSize = regionSize;
     this.dataAddresses = dataAddresses;
     this.dataKeys = dataKeys;
+    this.checksumAlgorithm = checksumAlgorithm;
+    this.checksumAddress = checksumAlgorithm == ChecksumAlgorithm.NONE ? 0L : checksumAddress;
+    this.checksumKey = checksumAlgorithm == ChecksumAlgorithm.NONE ? 0 : checksumKey;
   }
 
   /**
@@ -115,6 +136,20 @@ public final class MapOutputDescriptor {
     return dataKeys[region];
   }
 
+  /** NONE when the output's checksums are not registered. */
+  public ChecksumAlgorithm checksumAlgorithm() {
+    return checksumAlgorithm;
+  }
+
+  /** Remote address of the checksum region (numPartitions longs); 0 without one. */
+  public long checksumAddress() {
+    return checksumAddress;
+  }
+
+  public int checksumKey() {
+    return checksumKey;
+  }
+
   /** Remote address of index entry {@code partition} (0..numPartitions). */
   public long indexEntryAddress(int partition) {
     if (partition < 0 || partition > numPartitions) {
@@ -136,6 +171,11 @@ public final class MapOutputDescriptor {
     for (int i = 0; i < dataAddresses.length; i++) {
       out.writeLong(dataAddresses[i]);
       out.writeInt(dataKeys[i]);
+    }
+    out.writeByte(checksumAlgorithm.code());
+    if (checksumAlgorithm != ChecksumAlgorithm.NONE) {
+      out.writeLong(checksumAddress);
+      out.writeInt(checksumKey);
     }
   }
 
@@ -172,9 +212,22 @@ public final class MapOutputDescriptor {
       addresses[i] = in.readLong();
       keys[i] = in.readInt();
     }
+    ChecksumAlgorithm algorithm;
+    try {
+      algorithm = ChecksumAlgorithm.ofCode(in.readByte());
+    } catch (IllegalArgumentException e) {
+      throw new IOException("corrupt descriptor: " + e.getMessage());
+    }
+    long checksumAddress = 0L;
+    int checksumKey = 0;
+    if (algorithm != ChecksumAlgorithm.NONE) {
+      checksumAddress = in.readLong();
+      checksumKey = in.readInt();
+    }
     try {
       return new MapOutputDescriptor(shuffleId, mapId, executorId, numPartitions, indexAddress,
-          indexKey, dataLength, regionSize, addresses, keys);
+          indexKey, dataLength, regionSize, addresses, keys, algorithm, checksumAddress,
+          checksumKey);
     } catch (IllegalArgumentException e) {
       throw new IOException("corrupt descriptor: " + e.getMessage());
     }
@@ -184,6 +237,7 @@ public final class MapOutputDescriptor {
   public String toString() {
     return "MapOutput(shuffle=" + shuffleId + ", map=" + mapId + ", exec=" + executorId
         + ", partitions=" + numPartitions + ", data=" + dataLength + "B in "
-        + dataAddresses.length + " regions)";
+        + dataAddresses.length + " regions"
+        + (checksumAlgorithm == ChecksumAlgorithm.NONE ? "" : ", " + checksumAlgorithm) + ")";
   }
 }

@@ -25,6 +25,7 @@ import org.apache.spark.network.shuffle.DownloadFile;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.shuffle.DownloadFileWritableChannel;
 import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
@@ -65,6 +66,7 @@ final class BlockFetch implements ReadCallback {
     final AtomicBoolean finished = new AtomicBoolean();
     long start;
     long end;
+    OutputIndex index; // once bounds are known: offsets and, when verifying, checksums
     List<PiecePlan.Piece> pieces;
     ByteBuffer assembly; // in memory, more than one piece
     AtomicInteger piecesLeft;
@@ -73,6 +75,7 @@ final class BlockFetch implements ReadCallback {
     DownloadFile file;
     DownloadFileWritableChannel out;
     OrderedPieceWriter writer;
+    PartitionVerifier verifier; // to disk, verifying: fed by the writer in block order
     int nextToPost;
     // Which output (first-appearance order in this fetch), for grouping adjacent blocks.
     int output;
@@ -142,7 +145,7 @@ final class BlockFetch implements ReadCallback {
   void start() {
     stats.fetches.incrementAndGet();
     List<ReadRequest> indexBatch = new ArrayList<>();
-    List<CompletableFuture<long[]>> offsets = new ArrayList<>(blocks.size());
+    List<CompletableFuture<OutputIndex>> offsets = new ArrayList<>(blocks.size());
     int maxRead = channel.maxReadLength();
     boolean allCached = true;
     MapOutputDescriptor last = null;
@@ -162,7 +165,7 @@ final class BlockFetch implements ReadCallback {
         last = d;
       }
       b.output = outputs;
-      CompletableFuture<long[]> f = indexes.offsets(d, maxRead, indexBatch);
+      CompletableFuture<OutputIndex> f = indexes.offsets(d, maxRead, indexBatch);
       allCached &= f.isDone() && !f.isCompletedExceptionally();
       offsets.add(f);
     }
@@ -174,7 +177,7 @@ final class BlockFetch implements ReadCallback {
       channel.read(indexBatch);
     }
     for (int i = 0; i < blocks.size(); i++) {
-      CompletableFuture<long[]> f = offsets.get(i);
+      CompletableFuture<OutputIndex> f = offsets.get(i);
       if (f == null) {
         continue;
       }
@@ -192,9 +195,9 @@ final class BlockFetch implements ReadCallback {
     boundDone();
   }
 
-  private void bound(Block b, long[] offsets) {
-    long start = offsets[b.startReduce];
-    long end = offsets[b.endReduce];
+  private void bound(Block b, OutputIndex index) {
+    long start = index.offsets[b.startReduce];
+    long end = index.offsets[b.endReduce];
     long dataLength = b.descriptor.dataLength();
     if (start < 0 || end < start || end > dataLength) {
       fail(b, new IOException("corrupt index for " + b.blockId + ": [" + start + ", " + end
@@ -203,6 +206,7 @@ final class BlockFetch implements ReadCallback {
     }
     b.start = start;
     b.end = end;
+    b.index = index;
   }
 
   private void boundDone() {
@@ -395,7 +399,9 @@ final class BlockFetch implements ReadCallback {
     synchronized (b) {
       b.file = file;
       b.out = out;
-      b.writer = new OrderedPieceWriter(out, b.pieces.size());
+      b.verifier = verifier(b);
+      b.writer = b.verifier == null ? new OrderedPieceWriter(out, b.pieces.size())
+          : new OrderedPieceWriter(out, b.pieces.size(), b.verifier::update);
       int first = Math.min(DISK_WINDOW, b.pieces.size());
       for (int i = 0; i < first; i++) {
         batch.add(request(b, b.pieces.get(i)));
@@ -486,6 +492,18 @@ final class BlockFetch implements ReadCallback {
     if (!b.finished.compareAndSet(false, true)) {
       return;
     }
+    String mismatch = b.verifier == null ? null : verified(b, b.verifier);
+    if (mismatch != null) {
+      try {
+        b.out.close();
+      } catch (IOException | RuntimeException ignored) {
+        // the file is deleted next
+      }
+      b.file.delete();
+      stats.failedBlocks.incrementAndGet();
+      listener.onBlockFetchFailure(b.blockId, new ChecksumMismatchException(b, mismatch));
+      return;
+    }
     ManagedBuffer onDisk;
     try {
       onDisk = b.out.closeAndRead();
@@ -511,12 +529,77 @@ final class BlockFetch implements ReadCallback {
     if (downloads != null && data.size() > 0) {
       throw new IllegalStateException("blocks fetched to disk finish in finishDownload");
     }
+    if (data.size() > 0 && !b.finished.get()) {
+      String mismatch;
+      try {
+        mismatch = verifyWhole(b, data);
+      } catch (IOException | RuntimeException e) {
+        fail(b, e);
+        return;
+      }
+      if (mismatch != null) {
+        fail(b, new ChecksumMismatchException(b, mismatch));
+        return;
+      }
+    }
     if (!b.finished.compareAndSet(false, true)) {
       return;
     }
     stats.remoteBlocks.incrementAndGet();
     stats.remoteBytes.addAndGet(data.size());
     listener.onBlockFetchSuccess(b.blockId, data);
+  }
+
+  /**
+   * A verifier for the block when this executor verifies checksums and the block's output
+   * has them; null otherwise (a block of an output without checksums is counted as skipped).
+   */
+  private PartitionVerifier verifier(Block b) {
+    if (!indexes.verifiesChecksums()) {
+      return null;
+    }
+    if (b.index.checksums == null) {
+      stats.checksumSkippedBlocks.incrementAndGet();
+      return null;
+    }
+    return new PartitionVerifier(b.index.offsets, b.index.checksums, b.index.algorithm,
+        b.startReduce, b.endReduce);
+  }
+
+  /** Checks an in-memory block's bytes; null when they match or are not verified. */
+  private String verifyWhole(Block b, ManagedBuffer data) throws IOException {
+    PartitionVerifier v = verifier(b);
+    if (v == null) {
+      return null;
+    }
+    long t0 = System.nanoTime();
+    if (data instanceof NettyManagedBuffer) {
+      // A tcp answer may be a composite of socket reads: its NIO views, never a copy.
+      ByteBuf buf = (ByteBuf) data.convertToNetty();
+      try {
+        for (ByteBuffer part : buf.nioBuffers(buf.readerIndex(), buf.readableBytes())) {
+          v.update(part);
+        }
+      } finally {
+        buf.release();
+      }
+    } else {
+      v.update(data.nioByteBuffer());
+    }
+    stats.checksumNanos.addAndGet(System.nanoTime() - t0);
+    return verified(b, v);
+  }
+
+  /** Ends a verification: counts it and returns what differed, or null. */
+  private String verified(Block b, PartitionVerifier v) {
+    String mismatch = v.finish();
+    if (mismatch != null) {
+      stats.checksumMismatches.incrementAndGet();
+    } else {
+      stats.checksumVerifiedBlocks.incrementAndGet();
+      stats.checksumVerifiedBytes.addAndGet(v.bytes());
+    }
+    return mismatch;
   }
 
   private void fail(Block b, Throwable cause) {

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.ReadCallback;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -21,7 +22,9 @@ import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 /**
  * The partition offsets of map outputs this executor's reducers have read, shared by all its
  * tasks. The first fetch that needs an output reads its whole index (numPartitions + 1 longs)
- * in one READ; every later block of that output needs only its data READ.
+ * in one READ; every later block of that output needs only its data READ. When verifying
+ * checksums, the output's checksum region (one long per partition) is read in the same batch
+ * and cached with the offsets.
  *
  * <p>Entries are keyed by the registration ({@link Key}: executor, shuffle, map id, index
  * address and key, data length), so an output that is recomputed or registered again is a new
@@ -77,18 +80,24 @@ final class IndexCache {
     }
   }
 
-  /** One output's offsets: loading (weight 0) until its READs complete. */
+  /**
+   * One output's offsets (and checksums): loading (weight 0) until its READs complete. The
+   * index and, when verifying, the checksum region are read in the same batch; with more than
+   * one READ they are assembled into one buffer, the checksums after the index.
+   */
   private final class Entry implements ReadCallback {
     final Key key;
     final long dataLength;
-    final CompletableFuture<long[]> offsets = new CompletableFuture<>();
-    final ByteBuffer assembly; // null when the index is one READ
+    final ChecksumAlgorithm algorithm; // NONE: no checksums to read
+    final CompletableFuture<OutputIndex> offsets = new CompletableFuture<>();
+    final ByteBuffer assembly; // null when everything is one READ
     final AtomicInteger piecesLeft;
     long weight; // guarded by the cache
 
-    Entry(Key key, long dataLength, int length, int pieces) {
+    Entry(Key key, long dataLength, ChecksumAlgorithm algorithm, int length, int pieces) {
       this.key = key;
       this.dataLength = dataLength;
+      this.algorithm = algorithm;
       this.assembly = pieces > 1 ? ByteBuffer.allocate(length) : null;
       this.piecesLeft = new AtomicInteger(pieces);
     }
@@ -98,18 +107,39 @@ final class IndexCache {
       try {
         ByteBuffer bytes = data.nioByteBuffer();
         if (assembly == null) {
-          loaded(this, parse(bytes, key.numPartitions, dataLength));
+          loaded(this, parse(bytes));
           return;
         }
         ByteBuffer dst = assembly.duplicate();
         dst.position((Integer) request.attachment());
         dst.put(bytes);
         if (piecesLeft.decrementAndGet() == 0) {
-          loaded(this, parse(assembly.duplicate(), key.numPartitions, dataLength));
+          loaded(this, parse(assembly.duplicate()));
         }
       } catch (IOException | RuntimeException e) {
         failed(this, e);
       }
+    }
+
+    private OutputIndex parse(ByteBuffer b) throws IOException {
+      int indexLength = 8 * (key.numPartitions + 1);
+      if (algorithm == ChecksumAlgorithm.NONE) {
+        return new OutputIndex(IndexCache.parse(b, key.numPartitions, dataLength), null,
+            algorithm);
+      }
+      ByteBuffer index = b.duplicate();
+      index.limit(index.position() + indexLength);
+      long[] offsets = IndexCache.parse(index, key.numPartitions, dataLength);
+      long[] sums = new long[key.numPartitions];
+      int at = b.position() + indexLength;
+      if (b.limit() - at != 8 * key.numPartitions) {
+        throw new IOException("checksums of " + (b.limit() - at) + " bytes for "
+            + key.numPartitions + " partitions");
+      }
+      for (int i = 0; i < sums.length; i++) {
+        sums[i] = b.getLong(at + 8 * i);
+      }
+      return new OutputIndex(offsets, sums, algorithm);
     }
 
     @Override
@@ -120,16 +150,23 @@ final class IndexCache {
 
   private final long capacity;
   private final ReaderStats stats;
+  private final boolean verifyChecksums;
   // Access order: iteration starts at the least recently used entry.
   private final LinkedHashMap<Key, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
   private long bytes;
 
   IndexCache(long capacity, ReaderStats stats) {
+    this(capacity, stats, false);
+  }
+
+  /** With {@code verifyChecksums}, outputs that have checksums registered load them too. */
+  IndexCache(long capacity, ReaderStats stats, boolean verifyChecksums) {
     if (capacity < 0) {
       throw new IllegalArgumentException("capacity " + capacity);
     }
     this.capacity = capacity;
     this.stats = stats;
+    this.verifyChecksums = verifyChecksums;
   }
 
   /**
@@ -137,7 +174,8 @@ final class IndexCache {
    * callers. When this call starts the load it adds the index READs to {@code batch}, which
    * the caller posts.
    */
-  CompletableFuture<long[]> offsets(MapOutputDescriptor d, int maxRead, List<ReadRequest> batch) {
+  CompletableFuture<OutputIndex> offsets(MapOutputDescriptor d, int maxRead,
+      List<ReadRequest> batch) {
     Key key = new Key(d);
     Entry e;
     synchronized (this) {
@@ -145,23 +183,40 @@ final class IndexCache {
       if (e != null) {
         return e.offsets;
       }
+      ChecksumAlgorithm algorithm = verifyChecksums ? d.checksumAlgorithm()
+          : ChecksumAlgorithm.NONE;
       long length = 8L * (d.numPartitions() + 1L);
-      if (length > Integer.MAX_VALUE - 16) {
-        CompletableFuture<long[]> f = new CompletableFuture<>();
+      long sumsLength = algorithm == ChecksumAlgorithm.NONE ? 0 : 8L * d.numPartitions();
+      if (length + sumsLength > Integer.MAX_VALUE - 16) {
+        CompletableFuture<OutputIndex> f = new CompletableFuture<>();
         f.completeExceptionally(new IOException("index of " + d + " is " + length
             + " bytes, more than one buffer holds"));
         return f;
       }
-      int pieces = (int) ((length + maxRead - 1) / maxRead);
-      e = new Entry(key, d.dataLength(), (int) length, pieces);
+      int pieces = pieces(length, maxRead) + pieces(sumsLength, maxRead);
+      e = new Entry(key, d.dataLength(), algorithm, (int) (length + sumsLength), pieces);
       entries.put(key, e);
       for (int at = 0; at < length; at += maxRead) {
         int len = (int) Math.min(maxRead, length - at);
         batch.add(new ReadRequest(d.indexAddress() + at, d.indexKey(), len, e, at));
       }
+      // The checksums go after the index in the entry's assembly.
+      for (int at = 0; at < sumsLength; at += maxRead) {
+        int len = (int) Math.min(maxRead, sumsLength - at);
+        batch.add(new ReadRequest(d.checksumAddress() + at, d.checksumKey(), len, e,
+            (int) length + at));
+      }
       stats.indexReads.addAndGet(pieces);
     }
     return e.offsets;
+  }
+
+  private static int pieces(long length, int maxRead) {
+    return (int) ((length + maxRead - 1) / maxRead);
+  }
+
+  boolean verifiesChecksums() {
+    return verifyChecksums;
   }
 
   /** Drops every entry of the shuffle (loads in flight still answer their waiters). */
@@ -185,11 +240,11 @@ final class IndexCache {
     return entries.size();
   }
 
-  private void loaded(Entry e, long[] offsets) {
+  private void loaded(Entry e, OutputIndex offsets) {
     synchronized (this) {
       // Not kept if forgotten meanwhile (the shuffle went) or larger than the whole cache.
       if (entries.get(e.key) == e) {
-        e.weight = 8L * offsets.length + ENTRY_OVERHEAD;
+        e.weight = offsets.bytes() + ENTRY_OVERHEAD;
         bytes += e.weight;
         evict();
       }

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.WritableByteChannel;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import org.apache.spark.network.buffer.ManagedBuffer;
 
@@ -22,14 +23,24 @@ import org.apache.spark.network.buffer.ManagedBuffer;
 public final class OrderedPieceWriter {
   private final WritableByteChannel out;
   private final int pieces;
+  private final Consumer<ByteBuffer> observer;
   private final Map<Integer, ManagedBuffer> early = new HashMap<>();
   private int next;
   private long written;
   private boolean aborted;
 
   public OrderedPieceWriter(WritableByteChannel out, int pieces) {
+    this(out, pieces, null);
+  }
+
+  /**
+   * @param observer sees each piece's bytes in block order just before they are written (the
+   *     reader's checksum verification); may be null
+   */
+  public OrderedPieceWriter(WritableByteChannel out, int pieces, Consumer<ByteBuffer> observer) {
     this.out = out;
     this.pieces = pieces;
+    this.observer = observer;
   }
 
   /**
@@ -66,6 +77,9 @@ public final class OrderedPieceWriter {
 
   private void write(ManagedBuffer data) throws IOException {
     ByteBuffer src = data.nioByteBuffer();
+    if (observer != null) {
+      observer.accept(src.duplicate());
+    }
     while (src.hasRemaining()) {
       written += out.write(src);
     }

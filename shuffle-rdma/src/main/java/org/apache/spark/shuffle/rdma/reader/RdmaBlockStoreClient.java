@@ -47,11 +47,21 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
    */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
       TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes) {
+    this(transport, tables, transportConf, fallback, indexCacheBytes, false);
+  }
+
+  /**
+   * @param verifyChecksums check each block against its writer's per-partition checksums
+   *     (spark.shuffle.rdma.verifyChecksums)
+   */
+  public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
+      TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes,
+      boolean verifyChecksums) {
     this.transport = transport;
     this.tables = tables;
     this.transportConf = transportConf;
     this.fallback = fallback;
-    this.indexes = new IndexCache(indexCacheBytes, stats);
+    this.indexes = new IndexCache(indexCacheBytes, stats, verifyChecksums);
   }
 
   public ReaderStats stats() {

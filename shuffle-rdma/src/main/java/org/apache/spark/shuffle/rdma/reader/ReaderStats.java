@@ -33,6 +33,15 @@ public final class ReaderStats {
   /** Blocks delivered as a slice of one READ shared with adjacent blocks. */
   public final AtomicLong coalescedBlocks = new AtomicLong();
   public final AtomicLong indexCacheEvictions = new AtomicLong();
+  /** With verifyChecksums: blocks whose every partition matched the writer's checksum. */
+  public final AtomicLong checksumVerifiedBlocks = new AtomicLong();
+  public final AtomicLong checksumVerifiedBytes = new AtomicLong();
+  /** Blocks failed because a partition's bytes differ from the writer's checksum. */
+  public final AtomicLong checksumMismatches = new AtomicLong();
+  /** Blocks read unverified because their output has no checksums (writer had them off). */
+  public final AtomicLong checksumSkippedBlocks = new AtomicLong();
+  /** Wall time spent computing checksums of in-memory blocks (pure CPU on a callback thread). */
+  public final AtomicLong checksumNanos = new AtomicLong();
   /** Gauge: bytes the index cache holds now. */
   public final AtomicLong indexCacheBytes = new AtomicLong();
 
@@ -52,5 +61,10 @@ public final class ReaderStats {
     m.put("reader.coalescedBlocks", coalescedBlocks.get());
     m.put("reader.indexCacheEvictions", indexCacheEvictions.get());
     m.put("reader.indexCacheBytes", indexCacheBytes.get());
+    m.put("reader.checksumVerifiedBlocks", checksumVerifiedBlocks.get());
+    m.put("reader.checksumVerifiedBytes", checksumVerifiedBytes.get());
+    m.put("reader.checksumMismatches", checksumMismatches.get());
+    m.put("reader.checksumSkippedBlocks", checksumSkippedBlocks.get());
+    m.put("reader.checksumNanos", checksumNanos.get());
   }
 }

@@ -16,6 +16,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.MappedFileSource;
@@ -51,6 +53,18 @@ public final class MapOutputRegistry {
 
   public MapOutputDescriptor register(int shuffleId, long mapId, File dataFile, File indexFile)
       throws IOException {
+    return register(shuffleId, mapId, dataFile, indexFile, null, ChecksumAlgorithm.NONE);
+  }
+
+  /**
+   * As {@link #register(int, long, File, File)}, and registers Spark's checksum file of the
+   * output too (one long per partition) when {@code checksumFile} is given and holds exactly
+   * one checksum per partition. A missing file (the writer ran with
+   * spark.shuffle.checksum.enabled=false) or one of another length is not registered: the
+   * descriptor then says NONE and readers skip verification for this output (they count it).
+   */
+  public MapOutputDescriptor register(int shuffleId, long mapId, File dataFile, File indexFile,
+      File checksumFile, ChecksumAlgorithm algorithm) throws IOException {
     long indexLength = indexFile.length();
     if (indexLength < 8 || indexLength % 8 != 0 || indexLength > (1L << 30)) {
       throw new IOException("index file " + indexFile + " has " + indexLength
@@ -71,9 +85,21 @@ public final class MapOutputRegistry {
         addresses[i] = r.address();
         keys[i] = r.key();
       }
+      int partitions = (int) (indexLength / 8 - 1);
+      ChecksumAlgorithm registeredAlgorithm = ChecksumAlgorithm.NONE;
+      long checksumAddress = 0L;
+      int checksumKey = 0;
+      if (algorithm != ChecksumAlgorithm.NONE && checksumFile != null && partitions > 0
+          && checksumFile.length() == 8L * partitions) {
+        RegisteredRegion sums = mapAndRegister(checksumFile, 0, 8L * partitions, mappings,
+            regions);
+        registeredAlgorithm = algorithm;
+        checksumAddress = sums.address();
+        checksumKey = sums.key();
+      }
       MapOutputDescriptor d = new MapOutputDescriptor(shuffleId, mapId, executorId,
-          (int) (indexLength / 8 - 1), index.address(), index.key(), dataLength, regionSize,
-          addresses, keys);
+          partitions, index.address(), index.key(), dataLength, regionSize,
+          addresses, keys, registeredAlgorithm, checksumAddress, checksumKey);
       RegisteredMapOutput out = new RegisteredMapOutput(d, mappings, regions,
           backingCheck(dataFile, dataLength));
       RegisteredMapOutput previous = outputs
@@ -161,6 +187,19 @@ public final class MapOutputRegistry {
     Map<Long, RegisteredMapOutput> shuffle = outputs.get(shuffleId);
     RegisteredMapOutput out = shuffle == null ? null : shuffle.get(mapId);
     return out == null ? null : out.integrityProblem();
+  }
+
+  /**
+   * This executor's own blocks, which Spark reads from the files: a verifier fed with the
+   * bytes of partitions [startReduce, endReduce) of the registered output as its mappings hold
+   * them, for the caller to finish; null when the output is not registered here or has no
+   * checksums registered.
+   */
+  public PartitionVerifier verifyLocal(int shuffleId, long mapId, int startReduce,
+      int endReduce) {
+    Map<Long, RegisteredMapOutput> shuffle = outputs.get(shuffleId);
+    RegisteredMapOutput out = shuffle == null ? null : shuffle.get(mapId);
+    return out == null ? null : out.verify(startReduce, endReduce);
   }
 
   /** Revokes and unmaps every output of the shuffle; completes when all are unmapped. */

@@ -4,10 +4,13 @@
  */
 package org.apache.spark.shuffle.rdma.registration;
 
+import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -36,6 +39,52 @@ final class RegisteredMapOutput {
 
   String integrityProblem() {
     return dataBacking.problem();
+  }
+
+  /**
+   * A verifier fed with the bytes of partitions [startReduce, endReduce) as this executor
+   * serves them (its registered mappings: the index first, then the data regions, then the
+   * checksums), or null when the output has no checksums registered. The caller finishes it.
+   */
+  PartitionVerifier verify(int startReduce, int endReduce) {
+    ChecksumAlgorithm algorithm = descriptor.checksumAlgorithm();
+    if (algorithm == ChecksumAlgorithm.NONE) {
+      return null;
+    }
+    int n = descriptor.numPartitions();
+    if (startReduce < 0 || endReduce > n || startReduce >= endReduce) {
+      throw new IllegalArgumentException("partitions [" + startReduce + ", " + endReduce
+          + ") of an output with " + n);
+    }
+    ByteBuffer index = mappings.get(0).duplicate();
+    long[] offsets = new long[n + 1];
+    for (int i = 0; i <= n; i++) {
+      offsets[i] = index.getLong(8 * i);
+    }
+    ByteBuffer sums = mappings.get(mappings.size() - 1).duplicate();
+    long[] checksums = new long[n];
+    for (int i = 0; i < n; i++) {
+      checksums[i] = sums.getLong(8 * i);
+    }
+    PartitionVerifier v = new PartitionVerifier(offsets, checksums, algorithm, startReduce,
+        endReduce);
+    long regionSize = descriptor.regionSize();
+    long at = offsets[startReduce];
+    long end = offsets[endReduce];
+    if (at < 0 || end < at || end > descriptor.dataLength()) {
+      throw new IllegalStateException("index of " + descriptor + " changed: [" + at + ", "
+          + end + ")");
+    }
+    while (at < end) {
+      int region = (int) (at / regionSize);
+      ByteBuffer data = mappings.get(1 + region).duplicate();
+      int from = (int) (at - region * regionSize);
+      int to = (int) Math.min(data.capacity(), end - region * regionSize);
+      data.limit(to).position(from);
+      v.update(data);
+      at += to - from;
+    }
+    return v;
   }
 
   MapOutputDescriptor descriptor() {

@@ -257,6 +257,20 @@ object RdmaConf {
     .checkValue(v => v >= 0 && v <= (1L << 34), "must be in [0, 16g]")
     .createWithDefaultString("32m"))
 
+  val VERIFY_CHECKSUMS: ConfigEntry[Boolean] = define(ConfigBuilder(PREFIX + "verifyChecksums")
+    .doc("Check every block a reducer reads through the transport against the checksum " +
+      "Spark's writer stored for each partition (spark.shuffle.checksum.enabled, algorithm " +
+      "spark.shuffle.checksum.algorithm: ADLER32, CRC32 or CRC32C). Mappers then register " +
+      "each output's checksum file next to its index, and reducers read and cache it with " +
+      "the index (8 bytes per partition, no extra round trip). A mismatch fails the block " +
+      "with a fetch failure naming shuffle, map, reduce partition and executor, so Spark " +
+      "recomputes the output. Outputs written without checksums are read unverified " +
+      "(counted as reader.checksumSkippedBlocks). Costs CPU on the reducer per byte read " +
+      "(docs/benchmarks.md). Blocks Spark reads from local files are not verified here.")
+    .version(V)
+    .booleanConf
+    .createWithDefault(false))
+
   /** Every key, in definition order (docs/configuration.md lists them in this order). */
   val ALL: Seq[ConfigEntry[_]] = defined.toList
 }

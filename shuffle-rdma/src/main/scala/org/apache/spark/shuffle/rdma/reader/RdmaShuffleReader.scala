@@ -28,7 +28,7 @@ private[rdma] class RdmaShuffleReader[K, C](
     readMetrics: ShuffleReadMetricsReporter,
     client: BlockStoreClient,
     batchFetchRequested: Boolean,
-    localIntegrity: java.util.function.BiFunction[Integer, java.lang.Long, String])
+    local: LocalOutputCheck)
   extends ShuffleReader[K, C] {
 
   private val dep = handle.dependency
@@ -47,24 +47,30 @@ private[rdma] class RdmaShuffleReader[K, C](
   /**
    * Spark reads this executor's own blocks from the files, and a file truncated under its
    * registration reads as fewer records with no error. Checked here (one stat per local map
-   * output) and turned into a fetch failure, so Spark recomputes the output.
+   * output) and turned into a fetch failure, so Spark recomputes the output. With
+   * verifyChecksums each local block is then checked against the writer's checksums too
+   * (from the registered mappings), as the client checks remote blocks.
    */
   private def checkLocalOutputs(
       blocks: collection.Seq[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])]): Unit = {
-    val local = SparkEnv.get.blockManager.blockManagerId
+    val localId = SparkEnv.get.blockManager.blockManagerId
     val checked = new java.util.HashSet[java.lang.Long]()
-    for ((address, ids) <- blocks if address.executorId == local.executorId;
+    for ((address, ids) <- blocks if address.executorId == localId.executorId;
          (id, _, mapIndex) <- ids) {
-      val (shuffleId, mapId, reduceId) = id match {
-        case b: ShuffleBlockId => (b.shuffleId, b.mapId, b.reduceId)
-        case b: ShuffleBlockBatchId => (b.shuffleId, b.mapId, b.startReduceId)
+      val (shuffleId, mapId, startReduce, endReduce) = id match {
+        case b: ShuffleBlockId => (b.shuffleId, b.mapId, b.reduceId, b.reduceId + 1)
+        case b: ShuffleBlockBatchId => (b.shuffleId, b.mapId, b.startReduceId, b.endReduceId)
         case other => throw new IllegalStateException(s"not a shuffle block: $other")
       }
       // One stat per map output, not per block: a reader takes many blocks of one output.
-      val problem = if (checked.add(mapId)) localIntegrity.apply(shuffleId, mapId) else null
+      val problem = if (checked.add(mapId)) local.integrityProblem(shuffleId, mapId) else null
       if (problem != null) {
-        throw new FetchFailedException(address, shuffleId, mapId, mapIndex, reduceId,
+        throw new FetchFailedException(address, shuffleId, mapId, mapIndex, startReduce,
           s"local map output changed under its registration: $problem")
+      }
+      val mismatch = local.checksumProblem(id.name, shuffleId, mapId, startReduce, endReduce)
+      if (mismatch != null) {
+        throw new FetchFailedException(address, shuffleId, mapId, mapIndex, startReduce, mismatch)
       }
     }
   }

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.HashMap;
 import java.util.Map;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.junit.jupiter.api.Test;
 
 class MapOutputDescriptorTest {
@@ -60,6 +61,25 @@ class MapOutputDescriptorTest {
   void sizeIsIndependentOfPartitions() {
     // 2000 partitions, 1 region: the descriptor stays a few dozen bytes.
     assertEquals(true, DescriptorCodec.encodeEntry(sample(1, 5000)).length < 80);
+  }
+
+  @Test
+  void checksumRegionRoundTripsAndCostsTwelveBytes() {
+    MapOutputDescriptor plain = sample(9, 5000);
+    MapOutputDescriptor summed = new MapOutputDescriptor(3, 9, "exec-7", 2000, 0x7f1000000000L,
+        0xabcdef, 5000, 1L << 30, new long[] {0x7f0000000000L}, new int[] {0x1234},
+        ChecksumAlgorithm.CRC32C, 0x7f2000000000L, 0x4321);
+    byte[] entry = DescriptorCodec.encodeEntry(summed);
+    assertEquals(DescriptorCodec.encodeEntry(plain).length + 12, entry.length);
+    DescriptorLog log = new DescriptorLog();
+    log.append(DescriptorCodec.publishedRecord(3, 9, entry));
+    Map<Long, MapOutputDescriptor> back = new HashMap<>();
+    DescriptorCodec.apply(log.since(0).chunks, back);
+    MapOutputDescriptor d = back.get(9L);
+    assertEquals(ChecksumAlgorithm.CRC32C, d.checksumAlgorithm());
+    assertEquals(0x7f2000000000L, d.checksumAddress());
+    assertEquals(0x4321, d.checksumKey());
+    assertEquals(ChecksumAlgorithm.NONE, plain.checksumAlgorithm());
   }
 
   @Test

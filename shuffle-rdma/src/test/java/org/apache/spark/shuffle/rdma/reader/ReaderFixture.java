@@ -21,6 +21,7 @@ import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -53,9 +54,12 @@ final class ReaderFixture implements AutoCloseable {
     final byte[] data;
     final RegisteredRegion index;
     final List<RegisteredRegion> regions;
+    /** The registered data file (mapped shared: writes to it show in what is served). */
+    final File dataFile;
 
     Output(MapOutputDescriptor descriptor, int[] sizes, byte[] data, RegisteredRegion index,
-        List<RegisteredRegion> regions) {
+        List<RegisteredRegion> regions, File dataFile) {
+      this.dataFile = dataFile;
       this.descriptor = descriptor;
       this.sizes = sizes;
       this.data = data;
@@ -90,6 +94,16 @@ final class ReaderFixture implements AutoCloseable {
 
   /** Writes, maps and registers a map output with these partition sizes. */
   Output register(int shuffleId, long mapId, int[] sizes, long seed) throws IOException {
+    return register(shuffleId, mapId, sizes, seed, ChecksumAlgorithm.NONE);
+  }
+
+  /**
+   * As {@link #register(int, long, int[], long)}; unless {@code algorithm} is NONE, also
+   * registers the partitions' checksums as Spark's writer stores them (one big-endian long per
+   * partition, of the bytes on disk), and the descriptor names that region.
+   */
+  Output register(int shuffleId, long mapId, int[] sizes, long seed, ChecksumAlgorithm algorithm)
+      throws IOException {
     int total = Arrays.stream(sizes).sum();
     byte[] data = new byte[total];
     new Random(seed).nextBytes(data);
@@ -101,7 +115,13 @@ final class ReaderFixture implements AutoCloseable {
       index.putLong(off);
     }
     RegisteredRegion indexRegion = server.register(TestFiles.mapFile(dir, index.array()));
-    MappedByteBuffer dataMap = TestFiles.mapFile(dir, data);
+    File dataFile = File.createTempFile("output", ".data", dir);
+    java.nio.file.Files.write(dataFile.toPath(), data);
+    MappedByteBuffer dataMap;
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dataFile.toPath(),
+        java.nio.file.StandardOpenOption.READ)) {
+      dataMap = ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, 0, data.length);
+    }
     int regions = (int) ((total + regionSize - 1) / regionSize);
     long[] addresses = new long[regions];
     int[] keys = new int[regions];
@@ -114,9 +134,26 @@ final class ReaderFixture implements AutoCloseable {
       addresses[r] = region.address();
       keys[r] = region.key();
     }
+    long sumsAddress = 0;
+    int sumsKey = 0;
+    if (algorithm != ChecksumAlgorithm.NONE) {
+      ByteBuffer sums = ByteBuffer.allocate(8 * sizes.length);
+      int at = 0;
+      for (int size : sizes) {
+        java.util.zip.Checksum c = algorithm.create();
+        c.update(data, at, size);
+        sums.putLong(c.getValue());
+        at += size;
+      }
+      RegisteredRegion sumsRegion = server.register(TestFiles.mapFile(dir, sums.array()));
+      registered.add(sumsRegion);
+      sumsAddress = sumsRegion.address();
+      sumsKey = sumsRegion.key();
+    }
     MapOutputDescriptor d = new MapOutputDescriptor(shuffleId, mapId, "exec-1", sizes.length,
-        indexRegion.address(), indexRegion.key(), total, regionSize, addresses, keys);
-    return new Output(d, sizes, data, indexRegion, registered);
+        indexRegion.address(), indexRegion.key(), total, regionSize, addresses, keys,
+        algorithm, sumsAddress, sumsKey);
+    return new Output(d, sizes, data, indexRegion, registered, dataFile);
   }
 
   /** Revokes every registration of the output. */

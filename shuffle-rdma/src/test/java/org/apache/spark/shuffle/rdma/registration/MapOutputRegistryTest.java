@@ -17,6 +17,7 @@ import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
@@ -27,6 +28,67 @@ import org.junit.jupiter.api.io.TempDir;
 class MapOutputRegistryTest {
   @TempDir
   File dir;
+
+  @Test
+  void checksumFileIsRegisteredOnlyWhenItHoldsOneLongPerPartition() throws Exception {
+    File data = new File(dir, "shuffle_0_5_0.data");
+    java.nio.file.Files.write(data.toPath(), new byte[300]);
+    File index = writeIndex(new File(dir, "shuffle_0_5_0.index"), 0, 100, 300);
+    File sums = writeIndex(new File(dir, "shuffle_0_5_0.checksum.ADLER32"), 0x11, 0x22);
+    File shortSums = writeIndex(new File(dir, "shuffle_0_6_0.checksum.ADLER32"), 0x11);
+    try (TcpTransport server = loopbackTcp(); TcpTransport client = loopbackTcp()) {
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 30, "exec-1");
+      MapOutputDescriptor d = registry.register(0, 5, data, index, sums,
+          ChecksumAlgorithm.ADLER32);
+      assertEquals(ChecksumAlgorithm.ADLER32, d.checksumAlgorithm());
+      assertEquals(3, server.stats().regionsRegistered.get()); // index, data, checksums
+      ByteBuffer read = ByteBuffer.wrap(ReadResult.read(client.connect(server.localAddress()),
+          d.checksumAddress(), d.checksumKey(), 16));
+      assertEquals(0x11, read.getLong());
+      assertEquals(0x22, read.getLong());
+      // No checksum file (the writer had spark.shuffle.checksum.enabled off), or a short one.
+      assertEquals(ChecksumAlgorithm.NONE, registry.register(0, 6, data, index,
+          new File(dir, "absent"), ChecksumAlgorithm.ADLER32).checksumAlgorithm());
+      assertEquals(ChecksumAlgorithm.NONE, registry.register(0, 7, data, index, shortSums,
+          ChecksumAlgorithm.ADLER32).checksumAlgorithm());
+      registry.unregisterShuffle(0).get(30, TimeUnit.SECONDS);
+      assertEquals(0, server.liveRegions());
+    }
+  }
+
+  @Test
+  void localBlocksAreVerifiedFromTheRegisteredMappings() throws Exception {
+    byte[] bytes = new byte[3000];
+    new java.util.Random(7).nextBytes(bytes);
+    File data = new File(dir, "shuffle_1_1_0.data");
+    java.nio.file.Files.write(data.toPath(), bytes);
+    File index = writeIndex(new File(dir, "shuffle_1_1_0.index"), 0, 1000, 1000, 3000);
+    long[] sums = new long[3];
+    long[][] ranges = {{0, 1000}, {1000, 1000}, {1000, 3000}};
+    for (int p = 0; p < 3; p++) {
+      java.util.zip.Checksum c = ChecksumAlgorithm.CRC32.create();
+      c.update(bytes, (int) ranges[p][0], (int) (ranges[p][1] - ranges[p][0]));
+      sums[p] = c.getValue();
+    }
+    File sumFile = writeIndex(new File(dir, "shuffle_1_1_0.checksum.CRC32"), sums);
+    try (TcpTransport server = loopbackTcp()) {
+      // Regions of 1 MiB would hold it all: use the smallest size the registry takes.
+      MapOutputRegistry registry = new MapOutputRegistry(server, 1L << 20, "exec-1");
+      registry.register(1, 1, data, index, sumFile, ChecksumAlgorithm.CRC32);
+      assertEquals(null, registry.verifyLocal(1, 1, 0, 3).finish());
+      assertEquals(3000, registry.verifyLocal(1, 1, 0, 3).bytes());
+      assertEquals(null, registry.verifyLocal(1, 9, 0, 3), "not registered here");
+      try (RandomAccessFile raf = new RandomAccessFile(data, "rw")) {
+        raf.seek(2500);
+        raf.write(bytes[2500] ^ 1);
+      }
+      assertEquals(null, registry.verifyLocal(1, 1, 0, 2).finish());
+      String problem = registry.verifyLocal(1, 1, 1, 3).finish();
+      assertTrue(problem != null && problem.startsWith("reduce partition 2: CRC32 of its 2000 "
+          + "bytes is 0x"), problem);
+      registry.unregisterShuffle(1).get(30, TimeUnit.SECONDS);
+    }
+  }
 
   @Test
   void outputLargerThanTwoGibIsRegisteredInSeveralRegions() throws Exception {
