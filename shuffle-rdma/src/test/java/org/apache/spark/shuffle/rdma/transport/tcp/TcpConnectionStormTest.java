@@ -9,11 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -53,21 +51,6 @@ class TcpConnectionStormTest {
     return s;
   }
 
-  private static boolean closedByServer(Socket s, int waitMs) throws Exception {
-    s.setSoTimeout(waitMs);
-    try {
-      InputStream in = s.getInputStream();
-      while (in.read() >= 0) {
-        // drain
-      }
-      return true;
-    } catch (SocketTimeoutException open) {
-      return false;
-    } catch (java.io.IOException reset) {
-      return true;
-    }
-  }
-
   @Test
   void halfOpenFloodAndConnectStormStayWithinLimits() throws Exception {
     SparkConf conf = new SparkConf(false)
@@ -101,7 +84,7 @@ class TcpConnectionStormTest {
         halfOpen.add(from("127.0.0.2", server));
       }
       Socket over = from("127.0.0.2", server);
-      assertTrue(closedByServer(over, 5000), "the 65th from one address is refused");
+      assertTrue(TcpTestSupport.closedByServer(over, 5000), "the 65th from one address is refused");
       over.close();
 
       // The storm: 32 threads connect and close as fast as they can from 127.0.0.3.
@@ -157,7 +140,7 @@ class TcpConnectionStormTest {
         th.join(10_000);
       }
       for (Socket s : halfOpen) {
-        assertTrue(closedByServer(s, 100), "an unfinished handshake is dropped");
+        assertTrue(TcpTestSupport.closedByServer(s, 100), "an unfinished handshake is dropped");
         s.close();
       }
       // After the dust settles every count returns to zero: nothing escaped or leaked.
@@ -183,7 +166,7 @@ class TcpConnectionStormTest {
       assertTrue(reads >= 1, "the legitimate executor connected and read: " + reads);
       // And a slot from the flooded address is usable again.
       Socket again = from("127.0.0.2", server);
-      assertTrue(!closedByServer(again, 300), "a freed slot is usable again");
+      assertTrue(!TcpTestSupport.closedByServer(again, 300), "a freed slot is usable again");
       again.close();
     }
   }

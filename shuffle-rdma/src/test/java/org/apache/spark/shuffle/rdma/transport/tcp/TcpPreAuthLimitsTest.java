@@ -12,11 +12,9 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -87,23 +85,6 @@ class TcpPreAuthLimitsTest {
     return s;
   }
 
-  /** True if the server closed the connection within the wait. */
-  private static boolean closedByServer(Socket s, int waitMs) throws IOException {
-    s.setSoTimeout(waitMs);
-    try {
-      InputStream in = s.getInputStream();
-      while (true) {
-        if (in.read() < 0) {
-          return true;
-        }
-      }
-    } catch (SocketTimeoutException stillOpen) {
-      return false;
-    } catch (IOException reset) {
-      return true;
-    }
-  }
-
   private void awaitOpenFrom(String host, int n) throws Exception {
     InetAddress a = InetAddress.getByName(host);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -127,10 +108,10 @@ class TcpPreAuthLimitsTest {
       over.add(fromOtherHost());
     }
     for (Socket s : over) {
-      assertTrue(closedByServer(s, 5000), "a connection over the limit must be closed");
+      assertTrue(TcpTestSupport.closedByServer(s, 5000), "a connection over the limit must be closed");
     }
     for (Socket s : kept) {
-      assertTrue(!closedByServer(s, 50), "connections within the limit stay open");
+      assertTrue(!TcpTestSupport.closedByServer(s, 50), "connections within the limit stay open");
     }
     assertEquals(extra, server.guard().connectionsRefused.get());
     // Another address is not affected by 127.0.0.2's connections.
@@ -139,7 +120,7 @@ class TcpPreAuthLimitsTest {
     kept.get(0).close();
     awaitOpenFrom("127.0.0.2", MAX_CONNECTIONS - 1);
     Socket again = fromOtherHost();
-    assertTrue(!closedByServer(again, 300), "a freed slot is usable again");
+    assertTrue(!TcpTestSupport.closedByServer(again, 300), "a freed slot is usable again");
     assertEquals(extra, server.guard().connectionsRefused.get());
   }
 
@@ -167,7 +148,7 @@ class TcpPreAuthLimitsTest {
       out.writeLong(HandshakeFrames.MAX_FRAME + 1);
       out.writeByte(3);
       out.flush();
-      assertTrue(closedByServer(s, 5000), "an oversized frame must close the connection");
+      assertTrue(TcpTestSupport.closedByServer(s, 5000), "an oversized frame must close the connection");
     }
     // A huge announced frame (2 GiB): same, nothing is buffered waiting for it.
     try (Socket s = fromOtherHost()) {
@@ -175,7 +156,7 @@ class TcpPreAuthLimitsTest {
       out.writeLong(Integer.MAX_VALUE);
       out.write(new byte[1000]);
       out.flush();
-      assertTrue(closedByServer(s, 5000), "an oversized frame must close the connection");
+      assertTrue(TcpTestSupport.closedByServer(s, 5000), "an oversized frame must close the connection");
     }
     assertEquals(2, server.guard().framesRefused.get());
     assertEquals(0, server.stats().readsServed.get());

@@ -51,4 +51,21 @@ final class TcpTestSupport {
     }
     return r;
   }
+
+  /** True if the server closed the connection within the wait. */
+  static boolean closedByServer(java.net.Socket s, int waitMs) throws IOException {
+    s.setSoTimeout(waitMs);
+    try {
+      java.io.InputStream in = s.getInputStream();
+      while (true) {
+        if (in.read() < 0) {
+          return true;
+        }
+      }
+    } catch (java.net.SocketTimeoutException stillOpen) {
+      return false;
+    } catch (IOException reset) {
+      return true;
+    }
+  }
 }
