@@ -7,7 +7,9 @@
 # Spark runtime jars), app/demo.jar + app/log4j2-demo.properties, jvm-opens.
 # Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test (with
 # spark.authenticate: a reader with a wrong secret is run first and must be rejected, read
-# nothing and be counted by the server), a Spark job on local-cluster (separate executor
+# nothing and be counted by the server, over 3 + VERBS_SELFTEST_FLOOD (default 300) connect
+# requests to one server transport and 1 to the other; the server must log those refusals
+# at most at the 1st, 2nd, 4th... and still accept the reader that follows), a Spark job on local-cluster (separate executor
 # JVMs) with spark.shuffle.rdma.transport=verbs, and a skewed job (SkewDemo) whose blocks are
 # larger than the receive pool.
 set -euo pipefail
@@ -39,7 +41,8 @@ VERBS_SELFTEST_SECRET="$secret" java "${java_opts[@]}" -cp "$cp" "$main" server 
 server_pid=$!
 status=0
 # The intruder must be rejected on every attempt; it exits 1 if it ever connects.
-VERBS_SELFTEST_SECRET="wrong-$secret" timeout 300 java "${java_opts[@]}" -cp "$cp" "$main" intruder "$GUEST_IP" "$work" \
+export VERBS_SELFTEST_FLOOD=${VERBS_SELFTEST_FLOOD:-300}
+VERBS_SELFTEST_SECRET="wrong-$secret" timeout 600 java "${java_opts[@]}" -cp "$cp" "$main" intruder "$GUEST_IP" "$work" \
   > "$work/intruder.log" 2>&1 || status=$?
 cat "$work/intruder.log"
 if [[ $status -ne 0 ]]; then
@@ -48,7 +51,13 @@ if [[ $status -ne 0 ]]; then
   touch "$work/cmd-stop" "$work/cmd-reregister"
   exit 1
 fi
-{ grep -E "attempt|rejected|: ok" "$work/intruder.log" -h || true; } | while read -r l; do phase "  $l"; done
+{ grep -E "attempt|rejected|flood|: ok" "$work/intruder.log" -h || true; } | while read -r l; do phase "  $l"; done
+# Refusals are logged at the 1st, 2nd, 4th... per server transport: for n refusals at most
+# floor(log2 n) + 1 lines each (fewer if the server's log level hides warnings).
+logged=$(grep -c "rejected RDMA connection request" "$work/server.log" || true)
+bound=$(( $(awk -v n=$((3 + VERBS_SELFTEST_FLOOD)) 'BEGIN { print int(log(n) / log(2)) + 1 }') + 1 ))
+phase "  server log: $logged refusal lines for $((4 + VERBS_SELFTEST_FLOOD)) refused requests (at most $bound)"
+[[ $logged -le $bound ]] || { phase "refusals logged $logged times, more than $bound"; touch "$work/cmd-stop" "$work/cmd-reregister"; exit 1; }
 VERBS_SELFTEST_SECRET="$secret" VERBS_SELFTEST_ROUNDS=${VERBS_SELFTEST_ROUNDS:-4} timeout 900 java "${java_opts[@]}" -cp "$cp" "$main" client "$GUEST_IP" "$work" \
   > "$work/client.log" 2>&1 || status=$?
 cat "$work/client.log"

@@ -197,6 +197,14 @@ public final class RdmaShuffleConf {
     return (Integer) get(RdmaConf.VERBS_QUEUE_PAIRS_PER_PEER());
   }
 
+  public int verbsMaxInboundQueuePairs() {
+    return (Integer) get(RdmaConf.VERBS_MAX_INBOUND_QUEUE_PAIRS());
+  }
+
+  public int verbsMaxInboundQueuePairsPerAddress() {
+    return (Integer) get(RdmaConf.VERBS_MAX_INBOUND_QUEUE_PAIRS_PER_ADDRESS());
+  }
+
   /** auto, shared, sharedWritable or private (see MapModeChoice). */
   public String verbsMapMode() {
     return get(RdmaConf.VERBS_MAP_MODE());

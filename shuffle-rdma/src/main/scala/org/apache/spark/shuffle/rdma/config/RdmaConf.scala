@@ -160,6 +160,33 @@ object RdmaConf {
       .checkValue(v => v >= 0 && v <= 16, "must be in [0, 16]")
       .createWithDefault(0))
 
+  val VERBS_MAX_INBOUND_QUEUE_PAIRS: ConfigEntry[Int] = define(
+    ConfigBuilder(PREFIX + "verbs.maxInboundQueuePairs")
+      .doc("Queue pairs the verbs transport's server holds for peers that read from it, in " +
+        "all; a connection request beyond it is rejected before a queue pair or CQ exists " +
+        "for it, with a warning at the 1st, 2nd, 4th, 8th... refusal (counted in " +
+        "transport.connectionsRejected). Each reading executor holds " +
+        "verbs.queuePairsPerPeer of them, so this must exceed the number of executors that " +
+        "read from one executor times that; each costs a QP, a 2-entry CQ and their NIC " +
+        "context (a few KiB of pinned kernel memory).")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 1 && v <= 1048576, "must be in [1, 1048576]")
+      .createWithDefault(16384))
+
+  val VERBS_MAX_INBOUND_QUEUE_PAIRS_PER_ADDRESS: ConfigEntry[Int] = define(
+    ConfigBuilder(PREFIX + "verbs.maxInboundQueuePairsPerAddress")
+      .doc("Queue pairs the verbs transport's server holds for peers at one address (the " +
+        "IPv4 address, or IPv6 /64, RDMA-CM reports for the connecting side), so one host " +
+        "cannot take all of verbs.maxInboundQueuePairs; beyond it that host's connection " +
+        "requests are rejected like those beyond the total. Must exceed the executors per " +
+        "host times verbs.queuePairsPerPeer. With spark.authenticate, each address may also " +
+        "hold at most twice this many fresh connection nonces in the 240 s replay window.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 1 && v <= 65536, "must be in [1, 65536]")
+      .createWithDefault(1024))
+
   val VERBS_MAP_MODE: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "verbs.mapMode")
     .doc("How the verbs transport maps map output files for registration. 'shared': shared " +
       "read-only, pins the page cache (needs Linux 6.2+). 'sharedWritable': shared read-write " +

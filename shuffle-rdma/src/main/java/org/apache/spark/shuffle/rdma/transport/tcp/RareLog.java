@@ -9,11 +9,11 @@ package org.apache.spark.shuffle.rdma.transport.tcp;
  * decide how often refusals happen; the log must stay readable (and small) however hostile
  * they are, yet show that it keeps happening and how often.
  */
-final class RareLog {
+public final class RareLog {
   private RareLog() {}
 
   /** True for counts 1, 2, 4, 8, ...: log this one, with the count. */
-  static boolean due(long count) {
+  public static boolean due(long count) {
     return count > 0 && Long.bitCount(count) == 1;
   }
 }

@@ -33,6 +33,8 @@ final class OutboundConnection implements CmHandler {
   /** With spark.authenticate: the request sent, the server endpoint and our QP number. */
   private byte[] authRequest;
   private byte[] authServer;
+  /** Our address as bound into the MACs (ConnectAuth.address). */
+  private byte[] authClient;
   private int authQpn;
 
   OutboundConnection(VerbsConnector connector, VerbsChannel channel) {
@@ -107,8 +109,11 @@ final class OutboundConnection implements CmHandler {
     ConnectAuth auth = connector.auth();
     if (auth != null) {
       authServer = ConnectAuth.endpoint((InetSocketAddress) channel.id.getDestination());
+      // Our address as the server's RDMA-CM will report it: the source the route resolved.
+      authClient = ConnectAuth.address(
+          ((InetSocketAddress) channel.id.getSource()).getAddress());
       authQpn = channel.qp.getQp_num();
-      authRequest = auth.request(authServer, authQpn);
+      authRequest = auth.request(authServer, authClient, authQpn);
     }
     CmNative.connect(VerbsTransport.handle(channel.id), RcQueuePairs.RETRY, RcQueuePairs.RETRY,
         offeredReadDepth, 0, authRequest);
@@ -123,14 +128,15 @@ final class OutboundConnection implements CmHandler {
     if (auth == null) {
       return true;
     }
-    boolean ok = data != null && authRequest != null && auth.checkReply(authRequest,
-        data.privateData, data.length, authServer, authQpn, data.peerQpNum);
-    if (!ok) {
+    String refusal = data == null || authRequest == null ? "no reply data"
+        : auth.replyRefusal(authRequest, data.privateData, data.length, authServer,
+            authClient, authQpn, data.peerQpNum);
+    if (refusal != null) {
       connector.stats().connectionsRejected.incrementAndGet();
       LOG.warn("refusing RDMA connection to {}: the server did not prove it knows the "
-          + "application secret", peer);
+          + "application secret: {}", peer, refusal);
     }
-    return ok;
+    return refusal == null;
   }
 
   /**

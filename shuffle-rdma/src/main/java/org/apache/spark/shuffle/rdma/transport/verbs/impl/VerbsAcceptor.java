@@ -5,6 +5,7 @@
 package org.apache.spark.shuffle.rdma.transport.verbs.impl;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Set;
@@ -18,6 +19,7 @@ import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.impl.NatObject;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.ConnectAuth;
+import org.apache.spark.shuffle.rdma.transport.verbs.ConnectGate;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +27,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The serving side's connections: it answers peers that want to READ this executor's map
  * outputs (CONNECT_REQUEST on the listening id, on the RDMA-CM thread), checks their
- * authentication before anything exists for them, grants their READ depth, and keeps one
+ * authentication and the inbound queue pair limits ({@link ConnectGate}) before anything
+ * exists for them, grants their READ depth, and keeps one
  * minimal {@link InboundConnection} per peer queue pair until the peer disconnects. Nothing
  * here runs per READ: the NIC answers them from registered memory.
  */
@@ -40,47 +43,54 @@ final class VerbsAcceptor {
   private final IbvCompChannel compChannel;
   /** Connection authentication; null without spark.authenticate. */
   private final ConnectAuth auth;
+  /** Authentication and inbound limits, checked before a QP exists. */
+  private final ConnectGate gate;
   private final ReadDepth.Device device;
   private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   VerbsAcceptor(TransportStats stats, CmEventLoop cm, long contextHandle, VerbsMemory memory,
-      IbvCompChannel compChannel, ConnectAuth auth, ReadDepth.Device device) {
+      IbvCompChannel compChannel, ConnectAuth auth, ConnectGate gate, ReadDepth.Device device) {
     this.stats = stats;
     this.cm = cm;
     this.contextHandle = contextHandle;
     this.memory = memory;
     this.compChannel = compChannel;
     this.auth = auth;
+    this.gate = gate;
     this.device = device;
   }
 
   /**
-   * CM thread, on CONNECT_REQUEST: a peer wants to READ from us. With spark.authenticate
-   * its request is verified first; a refused one is rejected before any QP exists for it.
+   * CM thread, on CONNECT_REQUEST: a peer wants to READ from us. Its request is checked by
+   * the gate first (authentication with spark.authenticate, then the inbound limits); a
+   * refused one is rejected before any QP or CQ exists for it.
    */
   void accept(RdmaCmId id, CmConnectData data) {
     if (id == null) {
       return;
     }
+    InetAddress client = peerAddress(id);
     byte[] server = null;
-    if (auth != null) {
-      String refusal;
-      try {
+    String refusal;
+    try {
+      if (auth != null) {
         server = ConnectAuth.endpoint((InetSocketAddress) id.getSource());
-        refusal = auth.checkRequest(data.privateData, data.length, server, data.peerQpNum);
-      } catch (IOException | RuntimeException e) {
-        refusal = "cannot check it: " + e;
       }
-      if (refusal != null) {
-        stats.connectionsRejected.incrementAndGet();
-        LOG.warn("rejected RDMA connection request from {}: {}", peerOf(id), refusal);
-        CmNative.reject(VerbsTransport.handle(id));
-        VerbsTransport.quietly(id::destroyId);
-        return;
-      }
+      refusal = data == null ? "no connection data" : gate.admit(data.privateData,
+          data.length, server, client, data.peerQpNum);
+    } catch (IOException | RuntimeException e) {
+      refusal = "cannot check it: " + e;
+      gate.refuse(String.valueOf(client), refusal);
+    }
+    if (refusal != null) {
+      stats.connectionsRejected.incrementAndGet();
+      CmNative.reject(VerbsTransport.handle(id));
+      VerbsTransport.quietly(id::destroyId);
+      return;
     }
     IbvCQ cq = null;
+    InboundConnection in = null;
     try {
       if (closed) {
         throw new IOException("closed");
@@ -92,7 +102,7 @@ final class VerbsAcceptor {
       // The responder side posts nothing: a minimal CQ and QP suffice.
       cq = ctx.createCQ(compChannel, 2, 0);
       IbvQP qp = id.createQP(memory.pd(), RcQueuePairs.attr(cq, 1, 1));
-      InboundConnection in = new InboundConnection(this, id, cq);
+      in = new InboundConnection(this, id, cq, client);
       cm.register(id, in);
       inbound.add(in);
       // Serve as many READs at once as the reader asked for, at most our max_qp_rd_atom.
@@ -101,8 +111,8 @@ final class VerbsAcceptor {
       LOG.debug("verbs: accepting {}: READ depth requested {}, granted {}", peerOf(id),
           requested, granted);
       CmNative.accept(VerbsTransport.handle(id), RcQueuePairs.RETRY, RcQueuePairs.RETRY, 0,
-          granted, auth == null ? null
-              : auth.reply(data.privateData, server, data.peerQpNum, qp.getQp_num()));
+          granted, auth == null ? null : auth.reply(data.privateData, server,
+              ConnectAuth.address(client), data.peerQpNum, qp.getQp_num()));
     } catch (IOException | RuntimeException e) {
       LOG.warn("refusing RDMA connection request: {}", e.toString());
       IbvCQ c = cq;
@@ -111,6 +121,21 @@ final class VerbsAcceptor {
         VerbsTransport.quietly(c::destroyCQ);
       }
       VerbsTransport.quietly(id::destroyId);
+      if (in != null) {
+        forget(in);
+      } else {
+        gate.release(client);
+      }
+    }
+  }
+
+  /** The connecting side's IP as RDMA-CM reports it (the request id's peer); null if none. */
+  private static InetAddress peerAddress(RdmaCmId id) {
+    try {
+      InetSocketAddress a = (InetSocketAddress) id.getDestination();
+      return a == null ? null : a.getAddress();
+    } catch (IOException | RuntimeException e) {
+      return null;
     }
   }
 
@@ -122,10 +147,15 @@ final class VerbsAcceptor {
     }
   }
 
-  /** CM thread: the connection was torn down. */
+  /** CM thread: the connection was torn down; its slot in the inbound limits is free. */
   void forget(InboundConnection in) {
+    if (in.forgotten) {
+      return;
+    }
+    in.forgotten = true;
     inbound.remove(in);
     cm.unregister(in.id);
+    gate.release(in.client);
   }
 
   /** Refuses new connection requests; existing ones stay until {@link #destroyAll}. */

@@ -29,6 +29,8 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.ConnectAuth;
+import org.apache.spark.shuffle.rdma.transport.verbs.ConnectGate;
+import org.apache.spark.shuffle.rdma.transport.verbs.InboundQuota;
 import org.apache.spark.shuffle.rdma.transport.verbs.QueuePairStriping;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.slf4j.Logger;
@@ -62,7 +64,9 @@ import org.slf4j.LoggerFactory;
  * <p>With spark.authenticate=true every connection is mutually authenticated in the
  * RDMA-CM private data ({@link ConnectAuth}): a request without a valid MAC is rejected
  * before a queue pair exists for it, and a reply without the server's proof fails the
- * connection before any read is posted; both count in {@code connectionsRejected}.
+ * connection before any read is posted; both count in {@code connectionsRejected}. With or
+ * without it, the server holds at most spark.shuffle.rdma.verbs.maxInboundQueuePairs queue
+ * pairs for peers, and at most ...PerAddress for one peer address ({@link ConnectGate}).
  */
 public final class VerbsTransport implements ShuffleTransport {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsTransport.class);
@@ -133,7 +137,9 @@ public final class VerbsTransport implements ShuffleTransport {
       // The CM thread starts after construction, so the acceptor exists by its first event.
       this.cm = new CmEventLoop(eventChannel, this::onConnectRequest, "rdma-cm-" + port);
       this.acceptor = new VerbsAcceptor(stats, cm, contextHandle, memory,
-          agents[0].compChannel(), auth, device);
+          agents[0].compChannel(), auth, new ConnectGate(auth, new InboundQuota(
+              settings.conf().verbsMaxInboundQueuePairs(),
+              settings.conf().verbsMaxInboundQueuePairsPerAddress())), device);
       this.connector = new VerbsConnector(settings.conf(), stats, eventChannel, cm,
           contextHandle, bindIp, memory, agents, callbacks, auth, device, queuePairsPerPeer);
     } catch (IOException | RuntimeException e) {
@@ -162,8 +168,12 @@ public final class VerbsTransport implements ShuffleTransport {
 
   private static ConnectAuth connectAuth(TransportSettings settings) throws IOException {
     try {
+      // Each address may hold twice its queue pair share in fresh nonces: reconnects
+      // within the replay window need room beyond the connections it holds at once.
+      int perPeer = 2 * settings.conf().verbsMaxInboundQueuePairsPerAddress();
       return new ConnectAuth(settings.securityManager().getSecretKey(), settings.appId(),
-          System::currentTimeMillis);
+          System::currentTimeMillis, perPeer, Math.max(ConnectAuth.NONCE_CACHE_ENTRIES,
+              perPeer));
     } catch (IllegalArgumentException e) {
       throw new IOException(e.getMessage(), e);
     }
