@@ -58,7 +58,7 @@ import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsClassNames;
  * The intruder (run with another secret, before the client) must be refused every
  * connection, read nothing, and see the server's {@code connectionsRejected} count exactly
  * its attempts; if it ever connects it tries to read and exits 1. Its attempts on the first
- * server transport are 3 plus a flood of {@code VERBS_SELFTEST_FLOOD} (default 300) connect
+ * server transport are 3 plus a flood of {@code VERBS_SELFTEST_FLOOD} (default 100) connect
  * requests; the client that runs after it must still be accepted.
  */
 public final class VerbsSelfTest {
@@ -313,7 +313,7 @@ public final class VerbsSelfTest {
     Target a = Target.of(p, "a");
     Target c = Target.of(p, "c");
     String floodEnv = System.getenv("VERBS_SELFTEST_FLOOD");
-    int flood = floodEnv == null || floodEnv.isEmpty() ? 300 : Integer.parseInt(floodEnv);
+    int flood = floodEnv == null || floodEnv.isEmpty() ? 100 : Integer.parseInt(floodEnv);
     int attemptsA = 3 + flood;
     int attemptsC = 1;
     long t0 = System.nanoTime();
