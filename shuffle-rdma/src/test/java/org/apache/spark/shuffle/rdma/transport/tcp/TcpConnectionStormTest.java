@@ -43,8 +43,15 @@ class TcpConnectionStormTest {
   @TempDir
   File dir;
 
+  /**
+   * A connection from {@code local}. Closed with a reset (SO_LINGER 0): a storm of tens of
+   * thousands of ordinary closes from sockets bound before connecting would leave as many
+   * local ports in TIME_WAIT for a minute, and every later test in this JVM would fail to
+   * bind ("Cannot assign requested address").
+   */
   private static Socket from(String local, TcpTransport server) throws Exception {
     Socket s = new Socket();
+    s.setSoLinger(true, 0);
     s.bind(new InetSocketAddress(InetAddress.getByName(local), 0));
     s.connect(new InetSocketAddress(server.localAddress().host(), server.localAddress().port()),
         5000);
@@ -158,8 +165,8 @@ class TcpConnectionStormTest {
           + "; open at the end " + server.guard().open());
       assertTrue(droppedAfterMs.get() >= 0, "unfinished handshakes were dropped");
       // The deadline is 3 s; the rest is the storm's load on the event loops that run the
-      // deadline's task (7 to 10 s on a 2-core machine at load average 13 to 30).
-      assertTrue(droppedAfterMs.get() < 20_000, "dropped within seconds: " + droppedAfterMs);
+      // deadline's task (6 to 19 s on a 2-core machine at load average 9 to 30).
+      assertTrue(droppedAfterMs.get() < 30_000, "dropped within seconds: " + droppedAfterMs);
       assertEquals(0, server.guard().open(), "the count equals the connections open");
       assertEquals(0, server.guard().openFrom(stormAddress));
       assertEquals(0, server.guard().openFrom(InetAddress.getByName("127.0.0.2")));
