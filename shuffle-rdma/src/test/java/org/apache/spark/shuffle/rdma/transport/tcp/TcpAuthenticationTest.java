@@ -185,6 +185,7 @@ class TcpAuthenticationTest {
       rpc(frames, 1, authEngineHello("app-test", 3));
       readsOf(frames, region, 10);
       int[] got = answersUntilClosed(server, bytes.toByteArray());
+      TcpTestSupport.await(server.guard().handshakesFailed::get, 1);
       System.out.println("[auth] auth engine hello without proof + reads: " + got[0]
           + " answers, " + got[1] + " served; handshakes failed "
           + server.guard().handshakesFailed.get());

@@ -553,6 +553,9 @@ class TcpHostileInputTest {
             }
           }
         }
+        ConnectionGuard g = authServer.guard();
+        TcpTestSupport.await(() -> g.framesRefused.get() + g.handshakesFailed.get()
+            + g.handshakesTimedOut.get(), frames);
         ReadResult ok = new ReadResult();
         authClient.connect(authServer.localAddress()).read(List.of(
             new ReadRequest(r.address() + 10, r.key(), 100, ok, null)));

@@ -150,7 +150,9 @@ class TcpPressureTest {
         } catch (java.io.IOException reset) {
           closed = true;
         }
-        long ended = server.guard().framesRefused.get() + server.guard().handshakesFailed.get();
+        ConnectionGuard g = server.guard();
+        long ended = TcpTestSupport.await(
+            () -> g.framesRefused.get() + g.handshakesFailed.get(), 1);
         System.out.println("[pressure] peer before authentication: " + sent
             + " pipelined SASL hellos written; frames refused "
             + server.guard().framesRefused.get() + ", handshakes failed "

@@ -68,4 +68,18 @@ final class TcpTestSupport {
       return true;
     }
   }
+
+  /**
+   * Waits up to 10 s for {@code counter} to reach {@code expected} and returns its value.
+   * Counters the server bumps when a connection has closed (a failed handshake) can trail
+   * the peer seeing the close: the fd closes before the close listeners run.
+   */
+  static long await(java.util.function.LongSupplier counter, long expected)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    while (counter.getAsLong() < expected && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    return counter.getAsLong();
+  }
 }
