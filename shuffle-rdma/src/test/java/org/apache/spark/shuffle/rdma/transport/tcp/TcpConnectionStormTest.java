@@ -31,14 +31,16 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Connection accounting under a flood: 64 connections from one address that never finish
- * the handshake, and a connect/close storm from 32 threads on another address for 30 s.
+ * the handshake, and a connect/close storm from 32 threads on another address for 30 s
+ * ({@code -Drdma.storm.ms}).
  * The guard's counts stay within the limits and equal the connections open (no count
  * escapes, none leaks), a legitimate executor keeps connecting and reading, and unfinished
  * handshakes are dropped at the deadline.
  */
 class TcpConnectionStormTest {
   private static final int PER_ADDRESS = 64;
-  private static final long STORM_MS = 30_000;
+  /** 30 s; bin/build-all-lines passes 10 s for the lines other than 4.2 (CI's budget). */
+  private static final long STORM_MS = Long.getLong("rdma.storm.ms", 30_000L);
 
   @TempDir
   File dir;
@@ -142,6 +144,7 @@ class TcpConnectionStormTest {
         }
       } while (System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(STORM_MS));
       stop.set(true);
+      TcpTestSupport.await(droppedAfterMs::get, 0); // a short storm can end before the drop
       watcher.interrupt();
       for (Thread th : storm) {
         th.join(10_000);

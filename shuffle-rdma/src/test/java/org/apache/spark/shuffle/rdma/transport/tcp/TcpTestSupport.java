@@ -70,13 +70,13 @@ final class TcpTestSupport {
   }
 
   /**
-   * Waits up to 10 s for {@code counter} to reach {@code expected} and returns its value.
+   * Waits up to 30 s for {@code counter} to reach {@code expected} and returns its value.
    * Counters the server bumps when a connection has closed (a failed handshake) can trail
    * the peer seeing the close: the fd closes before the close listeners run.
    */
   static long await(java.util.function.LongSupplier counter, long expected)
       throws InterruptedException {
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
     while (counter.getAsLong() < expected && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
