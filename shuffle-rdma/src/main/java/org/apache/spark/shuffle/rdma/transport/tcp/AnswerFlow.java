@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.netty.channel.Channel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 
 /**
  * Bounds what one connection's unread answers hold. Every answer the server hands to Netty

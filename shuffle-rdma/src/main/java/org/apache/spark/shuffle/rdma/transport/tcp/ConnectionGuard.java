@@ -4,7 +4,6 @@
  */
 package org.apache.spark.shuffle.rdma.transport.tcp;
 
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -17,6 +16,8 @@ import io.netty.channel.Channel;
 import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.TransportServerBootstrap;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
+import org.apache.spark.shuffle.rdma.transport.PeerGroup;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -177,20 +178,8 @@ final class ConnectionGuard implements TransportServerBootstrap {
 
   /** The group a remote address counts against: the IPv4 address, or the IPv6 /64. */
   static String group(SocketAddress remote) {
-    InetAddress a = remote instanceof InetSocketAddress
-        ? ((InetSocketAddress) remote).getAddress() : null;
-    if (a == null) {
-      return "?";
-    }
-    if (a instanceof Inet6Address) {
-      byte[] b = a.getAddress();
-      StringBuilder s = new StringBuilder("v6:");
-      for (int i = 0; i < 8; i++) {
-        s.append(String.format("%02x", b[i]));
-      }
-      return s.append("/64").toString();
-    }
-    return a.getHostAddress();
+    return PeerGroup.of(remote instanceof InetSocketAddress
+        ? ((InetSocketAddress) remote).getAddress() : null);
   }
 
   /** Connections from {@code address}'s group not yet authenticated (for tests). */

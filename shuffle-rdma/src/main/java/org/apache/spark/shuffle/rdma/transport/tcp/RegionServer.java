@@ -22,6 +22,7 @@ import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.StreamManager;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -16,6 +16,7 @@ import java.util.function.LongSupplier;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import org.apache.spark.shuffle.rdma.transport.PeerGroup;
 
 /**
  * Mutual authentication of verbs connections with {@code spark.authenticate=true}, carried in

@@ -7,9 +7,10 @@ package org.apache.spark.shuffle.rdma.transport.verbs;
 import java.net.InetAddress;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.apache.spark.shuffle.rdma.transport.tcp.RareLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
+import org.apache.spark.shuffle.rdma.transport.PeerGroup;
 
 /**
  * Whether a CONNECT_REQUEST gets a queue pair, decided before anything is created for it:

@@ -6,6 +6,7 @@ package org.apache.spark.shuffle.rdma.transport.verbs;
 
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.spark.shuffle.rdma.transport.PeerGroup;
 
 /**
  * How many inbound queue pairs the verbs server holds, in all and per peer group

@@ -16,8 +16,8 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.apache.spark.shuffle.rdma.transport.tcp.RareLog;
 import org.junit.jupiter.api.Test;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 
 /**
  * What decides whether a verbs CONNECT_REQUEST gets a queue pair (ConnectGate): the inbound

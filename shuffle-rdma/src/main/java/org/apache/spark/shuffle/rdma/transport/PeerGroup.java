@@ -2,16 +2,16 @@
  * Copyright 2026 The spark-shuffle-rdma authors
  * SPDX-License-Identifier: Apache-2.0
  */
-package org.apache.spark.shuffle.rdma.transport.verbs;
+package org.apache.spark.shuffle.rdma.transport;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
 
 /**
- * The unit the verbs server counts connecting peers by: an IPv4 address, or an IPv6 /64
+ * The unit both servers (tcp and verbs) count connecting peers by: an IPv4 address, or an IPv6 /64
  * (one host owns a whole /64, so per-address counts would let it spread over 2^64 keys).
  * The address is the one RDMA-CM reports for the peer of a CONNECT_REQUEST (its cm id's
- * destination), as the tcp server groups by the remote socket address.
+ * destination); on tcp, the remote socket address.
  */
 public final class PeerGroup {
   private PeerGroup() {}

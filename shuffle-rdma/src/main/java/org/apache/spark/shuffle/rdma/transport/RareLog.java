@@ -2,7 +2,7 @@
  * Copyright 2026 The spark-shuffle-rdma authors
  * SPDX-License-Identifier: Apache-2.0
  */
-package org.apache.spark.shuffle.rdma.transport.tcp;
+package org.apache.spark.shuffle.rdma.transport;
 
 /**
  * When a repeated event is worth a log line: its 1st, 2nd, 4th, 8th ... occurrence. Peers
