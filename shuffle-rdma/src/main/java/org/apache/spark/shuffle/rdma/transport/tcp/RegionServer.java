@@ -141,7 +141,7 @@ final class RegionServer extends RpcHandler {
       }
     }
     BatchAnswer answer = new BatchAnswer(prefix, parts);
-    long bytes = answer.size() + prefix.readableBytes();
+    long bytes = answer.size(); // the prefix and every served read
     flow.queued(channel, peer, bytes);
     channel.writeAndFlush(new ChunkFetchSuccess(ReadBatch.answerId(req.batchId), answer))
         .addListener(f -> {
