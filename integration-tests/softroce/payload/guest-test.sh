@@ -128,10 +128,14 @@ spark_on_verbs "Spark job on verbs" org.apache.spark.shuffle.rdma.demo.ShuffleDe
 # boundaries) and maxRemoteBlockSizeFetchToMem=2m (it streams into Spark's download file).
 # SkewDemo exits 1 unless the result equals the sort shuffle's, the large blocks took several
 # reads and at least one block went to disk; its counters give reads per block, reconnects
-# and the bytes pinned as private copies.
+# and the bytes pinned as private copies. Off unless ONE_HOST_SKEW=1: CI's two-host run has
+# the same job on 6.12 (the pieces and the download file are the reader's, not the kernel's),
+# and here it is a second application, two more executor JVMs: 330 s under TCG.
 : "${SKEW_MB:=12}"
-phase "skewed Spark job on verbs: local-cluster[2,1,768], ${SKEW_MB} MiB per map to one partition"
-spark_on_verbs "skewed Spark job on verbs" org.apache.spark.shuffle.rdma.demo.SkewDemo \
-  "spark.shuffle.rdma.verbs.receivePoolSize=4m spark.shuffle.rdma.regionSize=4m spark.network.maxRemoteBlockSizeFetchToMem=2m" \
-  "$SKEW_MB" 4 2
+if [[ ${ONE_HOST_SKEW:-0} == 1 ]]; then
+  phase "skewed Spark job on verbs: local-cluster[2,1,768], ${SKEW_MB} MiB per map to one partition"
+  spark_on_verbs "skewed Spark job on verbs" org.apache.spark.shuffle.rdma.demo.SkewDemo \
+    "spark.shuffle.rdma.verbs.receivePoolSize=4m spark.shuffle.rdma.regionSize=4m spark.network.maxRemoteBlockSizeFetchToMem=2m" \
+    "$SKEW_MB" 4 2
+fi
 phase "all guest tests passed"

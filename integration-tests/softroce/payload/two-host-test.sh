@@ -112,7 +112,7 @@ reference="$here/reference/demo-$records-4.txt"
 [[ -f $reference ]] && export DEMO_REFERENCE_FILE=$reference
 # The other workloads' references and the TPC-DS data and queries (both hosts read them here).
 export TWO_HOST_REFERENCE_DIR="$here/reference" TWO_HOST_TPCDS_DIR="$here/tpcds"
-workloads=${TWO_HOST_WORKLOADS:-skew,tpcds,fault}
+workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,fault}
 export TWO_HOST_WORKLOADS=$workloads
 phase "Spark standalone across $GUEST_IP and $PEER_IP on verbs: demo ($records records), $workloads"
 exec_opts="-Dlog4j2.configurationFile=$log_conf ${fast_jvm[*]}"

@@ -43,6 +43,7 @@ public final class WorkloadReferences {
     SparkContext sc = new SparkContext(conf);
     try {
       write(refDir, "skew", new SkewWorkload().run(sc));
+      write(refDir, "poolpressure", PoolPressureWorkload.job(sc));
       SparkSession spark = TpcdsWorkload.session(sc);
       Path data = Tpcds.cacheDir(tpcdsDir, TpcdsWorkload.SCALE);
       Path source = args.length == 3

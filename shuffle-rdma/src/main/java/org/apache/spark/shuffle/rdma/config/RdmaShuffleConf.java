@@ -192,6 +192,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.VERBS_RECEIVE_POOL_SIZE());
   }
 
+  /** How long a verbs read waits for receive-pool memory before it lands outside the pool. */
+  public long verbsPoolWaitMs() {
+    return (Long) get(RdmaConf.VERBS_POOL_WAIT());
+  }
+
   /** RC queue pairs per peer on verbs; 0: from the device (see QueuePairStriping). */
   public int verbsQueuePairsPerPeer() {
     return (Integer) get(RdmaConf.VERBS_QUEUE_PAIRS_PER_PEER());

@@ -50,6 +50,12 @@ public final class TransportStats {
    * tcp).
    */
   public final AtomicLong readDepth = new AtomicLong();
+  /**
+   * Reads (verbs) that waited spark.shuffle.rdma.verbs.poolWait for receive-pool memory and
+   * landed in memory registered for them alone; their bytes in poolOverflowBytes.
+   */
+  public final AtomicLong poolOverflows = new AtomicLong();
+  public final AtomicLong poolOverflowBytes = new AtomicLong();
   /** Gauge (verbs): queue pairs this executor opens to each peer; 0 on tcp. */
   public final AtomicLong queuePairsPerPeer = new AtomicLong();
 
@@ -82,6 +88,8 @@ public final class TransportStats {
     m.put("pinnedCopiedBytes", pinnedCopiedBytes.get());
     m.put("readDepth", readDepth.get());
     m.put("queuePairsPerPeer", queuePairsPerPeer.get());
+    m.put("poolOverflows", poolOverflows.get());
+    m.put("poolOverflowBytes", poolOverflowBytes.get());
     return m;
   }
 }

@@ -138,14 +138,27 @@ object RdmaConf {
   val VERBS_RECEIVE_POOL_SIZE: ConfigEntry[Long] = define(
     ConfigBuilder(PREFIX + "verbs.receivePoolSize")
       .doc("Memory registered once at startup on the verbs transport that RDMA READs land in " +
-        "(reused, never registered on the read path). Bounds the bytes of reads in flight " +
-        "plus fetched blocks not yet released; reads are at most a quarter of it (larger " +
-        "blocks are read in pieces). Counts " +
-        "against the memlock limit.")
+        "(reused, never registered on the read path). Holds the bytes of reads in flight " +
+        "plus fetched blocks not yet released; a read that finds no memory in it within " +
+        "spark.shuffle.rdma.verbs.poolWait lands in memory of its own. Reads are at most a " +
+        "quarter of it (larger blocks are read in pieces). Counts against the memlock limit.")
       .version(V)
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
       .createWithDefaultString("128m"))
+
+  val VERBS_POOL_WAIT: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "verbs.poolWait")
+      .doc("How long a read waits for receive-pool memory before it lands in memory of its " +
+        "own outside the pool (a buffer registered for that read, released with the block; " +
+        "counted in transport.poolOverflows). Fetched blocks that a task has not consumed " +
+        "yet hold pool memory: a task with several fetch iterators open (a sort-merge join, " +
+        "several tasks per executor) can fill the pool with blocks of one iterator while " +
+        "reads of another wait. Checked every 200 ms by the completion threads.")
+      .version(V)
+      .timeConf(TimeUnit.MILLISECONDS)
+      .checkValue(v => v >= 0 && v <= TimeUnit.MINUTES.toMillis(10), "must be in [0, 10min]")
+      .createWithDefaultString("250ms"))
 
   val VERBS_QUEUE_PAIRS_PER_PEER: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "verbs.queuePairsPerPeer")

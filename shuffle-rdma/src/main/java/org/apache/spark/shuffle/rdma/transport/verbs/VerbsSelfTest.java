@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.TransportFactory;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
@@ -125,7 +126,10 @@ public final class VerbsSelfTest {
         .set("spark.shuffle.rdma.bindAddress", ip)
         .set("spark.shuffle.rdma.port", Integer.toString(port))
         .set("spark.shuffle.rdma.verbs.receivePoolSize", port == 0 ? (CLIENT_POOL >> 20) + "m" : "64m")
-        .set("spark.shuffle.rdma.readTimeout", "20s");
+        .set("spark.shuffle.rdma.readTimeout", "20s")
+        // VERBS_SELFTEST_POOL_WAIT: e.g. 10min to see heldPool fail as before poolWait existed.
+        .set(RdmaConf.VERBS_POOL_WAIT().key(),
+            System.getenv().getOrDefault("VERBS_SELFTEST_POOL_WAIT", "250ms"));
     String dev = System.getenv("RDMA_DEVICE");
     if (dev != null && !dev.isEmpty()) {
       conf.set("spark.shuffle.rdma.device", dev);
@@ -461,6 +465,10 @@ public final class VerbsSelfTest {
       largerThanThePool(chA, a, ip);
       System.out.println("read larger than the receive pool, in pieces: ok");
 
+      heldPool(t, chA, a);
+      System.out.println("receive pool held by unconsumed reads: the next read lands outside "
+          + "it: ok");
+
       oneBadReadAmongGoodOnes(t, b);
       System.out.println("bad key fails one read, the others to that peer complete: ok");
       chA = t.connect(a.peer());
@@ -569,6 +577,66 @@ public final class VerbsSelfTest {
   }
 
   /**
+   * Fetched blocks a task has not consumed hold pool memory. Reads whose buffers are kept
+   * fill the whole pool; one more read must still complete (within poolWait and a tick, in
+   * memory of its own, counted in poolOverflows) instead of waiting for a release that only
+   * its own consumer could make. After the held buffers go, reads use the pool again.
+   */
+  static void heldPool(ShuffleTransport t, TransportChannel ch, Target tgt) throws Exception {
+    long overflows = t.stats().poolOverflows.get();
+    int piece = ch.maxReadLength();
+    List<ManagedBuffer> held = new ArrayList<>();
+    List<ReadRequest> batch = new ArrayList<>();
+    List<CompletableFuture<Void>> filled = new ArrayList<>();
+    for (int i = 0; i < CLIENT_POOL / piece; i++) {
+      CompletableFuture<Void> f = new CompletableFuture<>();
+      filled.add(f);
+      batch.add(new ReadRequest(tgt.address() + (long) i * piece, tgt.key(), piece,
+          new ReadCallback() {
+            @Override
+            public void onSuccess(ReadRequest r, ManagedBuffer data) {
+              synchronized (held) {
+                held.add(data.retain()); // as Spark's fetch iterator does until the task takes it
+              }
+              f.complete(null);
+            }
+
+            @Override
+            public void onFailure(ReadRequest r, Throwable cause) {
+              f.completeExceptionally(cause);
+            }
+          }, null));
+    }
+    ch.read(batch);
+    for (CompletableFuture<Void> f : filled) {
+      f.get(60, TimeUnit.SECONDS);
+    }
+    check(t.stats().poolOverflows.get() == overflows, "filling the pool must not overflow");
+    long t0 = System.nanoTime();
+    try {
+      readOk(ch, tgt, 12_345, 64 << 10, 30);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new AssertionError("a read waited 30 s on a receive pool held by " + held.size()
+          + " unconsumed reads (spark.shuffle.rdma.verbs.poolWait "
+          + System.getenv().getOrDefault("VERBS_SELFTEST_POOL_WAIT", "250ms") + ")");
+    }
+    long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+    long over = t.stats().poolOverflows.get() - overflows;
+    check(over == 1, over + " reads landed outside the pool, expected 1");
+    synchronized (held) {
+      for (ManagedBuffer b : held) {
+        b.release();
+      }
+    }
+    readOk(ch, tgt, 777, 64 << 10);
+    check(t.stats().poolOverflows.get() - overflows == 1,
+        "a read after the pool was released must land in the pool");
+    System.out.printf("  pool of %d bytes held by %d reads: the next read completed in %d ms "
+        + "outside it (poolOverflows +%d, %d bytes); after the release, in the pool again%n",
+        CLIENT_POOL, held.size(), waitedMs, over, t.stats().poolOverflowBytes.get());
+  }
+
+  /**
    * One batch to one peer: 24 good reads with one revoked (wrong) key in the middle. The bad
    * read fails with a remote access error; the QP goes to error and flushes the reads behind
    * it, which must complete anyway on a fresh connection (one reconnect).
@@ -639,9 +707,14 @@ public final class VerbsSelfTest {
   }
 
   static void readOk(TransportChannel ch, Target t, long off, int len) throws Exception {
+    readOk(ch, t, off, len, 60);
+  }
+
+  static void readOk(TransportChannel ch, Target t, long off, int len, int seconds)
+      throws Exception {
     Outcome o = new Outcome(off);
     ch.read(List.of(new ReadRequest(t.address() + off, t.key(), len, o, null)));
-    o.done.get(60, TimeUnit.SECONDS);
+    o.done.get(seconds, TimeUnit.SECONDS);
   }
 
   static void expectRemoteAccessError(TransportChannel ch, long address, int key, int len,

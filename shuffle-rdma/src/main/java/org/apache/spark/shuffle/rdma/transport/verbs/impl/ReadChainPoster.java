@@ -37,9 +37,10 @@ final class ReadChainPoster {
 
   /**
    * Posts the reads in {@code chain[0..n)}: slot numbers of {@code slots}, each the work
-   * request id, each READ landing at its slot's offset in the receive pool.
+   * request id, each READ landing at its slot's offset in the receive pool, or in the slot's
+   * own memory when {@code outside[slot]} is set.
    */
-  void post(int[] chain, int n, SlotTable slots) throws IOException {
+  void post(int[] chain, int n, SlotTable slots, OverflowLanding[] outside) throws IOException {
     SVCPostSend svc = posts[n];
     if (svc == null) {
       svc = build(n);
@@ -53,7 +54,14 @@ final class ReadChainPoster {
       wr.getRdmaMod().setRemote_addr(r.remoteAddress());
       wr.getRdmaMod().setRkey(r.key());
       SVCPostSend.SgeMod sge = wr.getSgeMod(0);
-      sge.setAddr(pool.address() + slots.offset(slot));
+      OverflowLanding own = outside[slot];
+      if (own == null) {
+        sge.setAddr(pool.address() + slots.offset(slot));
+        sge.setLkey(pool.lkey());
+      } else {
+        sge.setAddr(own.address());
+        sge.setLkey(own.lkey());
+      }
       sge.setLength(r.length());
     }
     svc.execute();

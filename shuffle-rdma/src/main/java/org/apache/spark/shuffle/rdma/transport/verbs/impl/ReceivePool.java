@@ -20,6 +20,7 @@ import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
  * Where RDMA READs land: one direct buffer registered once (LOCAL_WRITE, the access a READ
  * destination needs) and carved by a buddy allocator. Nothing is registered on the read
  * path; a released buffer goes back to the allocator and wakes channels waiting for memory.
+ * A read that waited too long for it lands in an {@link OverflowLanding} instead.
  */
 final class ReceivePool {
   private final ByteBuffer arena;
@@ -28,8 +29,12 @@ final class ReceivePool {
   private final BuddyAllocator allocator;
   private final Set<VerbsChannel> hungry = ConcurrentHashMap.newKeySet();
   private final PooledManagedBuffer.Recycler recycler = this::recycle;
+  private final IbvPd pd;
+  /** Reads that landed outside the pool and are not released yet (deregistered at close). */
+  private final Set<OverflowLanding> overflows = ConcurrentHashMap.newKeySet();
 
   ReceivePool(IbvPd pd, long configuredBytes) throws IOException {
+    this.pd = pd;
     long size = BuddyAllocator.arenaSizeFor(configuredBytes);
     this.arena = ByteBuffer.allocateDirect((int) size);
     this.address = MemoryUtils.getAddress(arena);
@@ -69,6 +74,20 @@ final class ReceivePool {
     return off;
   }
 
+  /**
+   * Memory of its own for a read that waited too long for the pool (see {@link
+   * org.apache.spark.shuffle.rdma.transport.verbs.PoolWait}).
+   */
+  OverflowLanding overflow(int length) throws IOException {
+    OverflowLanding landing = OverflowLanding.register(this, pd, length);
+    overflows.add(landing);
+    return landing;
+  }
+
+  void forget(OverflowLanding landing) {
+    overflows.remove(landing);
+  }
+
   /** The completed read's bytes as a buffer the callee may retain. */
   PooledManagedBuffer buffer(long offset, int length) {
     ByteBuffer view = arena.duplicate();
@@ -92,6 +111,9 @@ final class ReceivePool {
   }
 
   void deregister() throws IOException {
+    for (OverflowLanding o : overflows) {
+      o.release();
+    }
     mr.deregMr().execute().free();
   }
 }

@@ -15,15 +15,20 @@ import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.PoolWait;
 import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadRecovery;
 import org.apache.spark.shuffle.rdma.transport.verbs.SlotTable;
 import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The reads on one RC connection (one queue pair) to one peer, shared by every task of the
@@ -52,8 +57,13 @@ import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
  * second connection too fails. A channel that breaks without a read's error (timeout,
  * disconnect, failed post, close) fails its reads. Other peers' channels have their own QP
  * and CQ and are not affected.
+ *
+ * <p>A read that finds no pool memory waits for it at most spark.shuffle.rdma.verbs.poolWait
+ * ({@link PoolWait}); then it lands in memory of its own ({@link OverflowLanding}), so fetched
+ * blocks a task holds unconsumed can slow reads down but never stall them.
  */
 final class VerbsChannel implements TransportChannel, CqPoller.Sink {
+  private static final Logger LOG = LoggerFactory.getLogger(VerbsChannel.class);
   private static final int MAX_CHAIN = ReadChainPoster.MAX_CHAIN;
   /** After a failure, how long flushed completions may take before forced teardown. */
   private static final long FLUSH_GRACE_NANOS = 5_000_000_000L;
@@ -90,6 +100,9 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   private CompletableFuture<VerbsChannel> successor;
   private final int[] chain = new int[MAX_CHAIN];
   private ReadChainPoster poster;
+  /** Per slot: the read's own memory when it landed outside the pool, else null. */
+  private OverflowLanding[] outside;
+  private final PoolWait poolWait;
 
   // Set on the CM thread before the channel is published, then read-only.
   IbvCQ cq;
@@ -112,6 +125,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     this.readTimeoutNanos = connector.conf().readTimeoutMs() * 1_000_000L;
     this.maxReadLength = connector.maxReadLength();
     this.depth = depth;
+    this.poolWait = new PoolWait(connector.conf().verbsPoolWaitMs() * 1_000_000L);
   }
 
   @Override
@@ -163,6 +177,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
         return;
       }
       slots = new SlotTable(ReadDepth.window(depth, negotiatedReadDepth));
+      outside = new OverflowLanding[slots.capacity()];
       poster = new ReadChainPoster(qp, pool);
       state = State.ACTIVE;
     }
@@ -261,8 +276,11 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
    */
   void pump() {
     List<ReadRequest> tooLarge = null;
+    List<ReadRequest> unlanded = null;
+    IOException unlandedWhy = null;
     synchronized (this) {
       int n = 0;
+      long now = System.nanoTime();
       while (state == State.ACTIVE && !waiting.isEmpty() && slots.hasFree()) {
         ReadRequest r = waiting.peek();
         if (!pool.fits(r.length())) {
@@ -274,11 +292,40 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
           continue;
         }
         long off = pool.allocate(r.length(), this);
-        if (off < 0) {
-          break; // the pool calls pump() again when memory is released
+        OverflowLanding own = null;
+        if (off >= 0) {
+          poolWait.memoryFound();
+        } else if (!poolWait.givesUp(now)) {
+          break; // the pool calls pump() again on release, the agent's tick in any case
+        } else {
+          try {
+            own = pool.overflow(r.length());
+          } catch (IOException | RuntimeException e) {
+            waiting.poll();
+            if (unlanded == null) {
+              unlanded = new ArrayList<>();
+            }
+            unlanded.add(r);
+            unlandedWhy = new IOException("RDMA READ from " + peer + " found no receive-pool "
+                + "memory within " + RdmaConf.VERBS_POOL_WAIT().key() + " and registering "
+                + r.length() + " bytes of its own failed (" + e.getMessage() + "); raise "
+                + RdmaConf.VERBS_RECEIVE_POOL_SIZE().key() + " or the memlock limit", e);
+            continue;
+          }
+          long count = stats.poolOverflows.incrementAndGet();
+          stats.poolOverflowBytes.addAndGet(r.length());
+          if (RareLog.due(count)) {
+            LOG.warn("verbs: a read waited {} ms for receive-pool memory and lands outside the "
+                + "pool ({} such reads so far): fetched blocks not yet consumed hold the pool "
+                + "({} {} bytes, several fetch iterators open per task or tasks per executor); "
+                + "see transport.poolOverflows", connector.conf().verbsPoolWaitMs(), count,
+                RdmaConf.VERBS_RECEIVE_POOL_SIZE().key(), pool.capacity());
+          }
         }
         waiting.poll();
-        chain[n++] = slots.take(r, off, System.nanoTime());
+        int slot = slots.take(r, off, now);
+        outside[slot] = own;
+        chain[n++] = slot;
         if (n == MAX_CHAIN) {
           post(n);
           n = 0;
@@ -289,6 +336,11 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
       }
       if (state == State.ACTIVE) {
         load = waiting.size() + slots.inFlight();
+      }
+    }
+    if (unlanded != null) {
+      for (ReadRequest r : unlanded) {
+        failRead(r, unlandedWhy);
       }
     }
     if (tooLarge != null) {
@@ -303,7 +355,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   /** Posts the first {@code n} slots of the chain with one doorbell. */
   private void post(int n) {
     try {
-      poster.post(chain, n, slots);
+      poster.post(chain, n, slots, outside);
     } catch (IOException | RuntimeException e) {
       // The reads stay in their slots: flushed completions (or forced teardown) fail them.
       failLocked(new IOException("posting RDMA READs to " + peer + " failed: " + e.getMessage(),
@@ -341,6 +393,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     int status = wc.getStatus();
     ReadRequest r;
     long off;
+    OverflowLanding own;
     IOException cause;
     ReadRecovery.Verdict verdict;
     boolean brokeByThisRead = false;
@@ -351,6 +404,8 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
         return;
       }
       off = slots.offset(slot);
+      own = outside[slot];
+      outside[slot] = null;
       slots.release(slot);
       if (recovery.needsFailureBefore(status)) {
         brokeUnnoticed = true; // flushed while we thought the QP fine: it broke under us
@@ -363,7 +418,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
       cause = failure;
     }
     if (verdict == ReadRecovery.Verdict.DELIVER) {
-      PooledManagedBuffer data = pool.buffer(off, r.length());
+      PooledManagedBuffer data = own != null ? own.buffer(r.length()) : pool.buffer(off, r.length());
       stats.readsCompleted.incrementAndGet();
       stats.bytesRead.addAndGet(r.length());
       ReadRequest done = r;
@@ -378,7 +433,11 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
       });
       return;
     }
-    pool.free(off);
+    if (own != null) {
+      own.release();
+    } else {
+      pool.free(off);
+    }
     if (brokeUnnoticed) {
       fail(new IOException("RDMA connection to " + peer + " broke (posted reads were "
           + "flushed)"));
@@ -400,13 +459,22 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     failRead(r, e);
   }
 
+  /**
+   * Agent tick: read timeouts, and a pump for reads waiting on pool memory (a held pool wakes
+   * no one, so the wait is ended from here).
+   */
   void checkTimeouts(long now) {
     long oldest;
+    boolean hungry;
     synchronized (this) {
       if (state != State.ACTIVE) {
         return;
       }
       oldest = slots.oldestPostNanos();
+      hungry = !waiting.isEmpty() && poolWait.waiting();
+    }
+    if (hungry) {
+      pump();
     }
     if (oldest != Long.MAX_VALUE && now - oldest > readTimeoutNanos) {
       fail(new IOException("RDMA READ from " + peer + " did not complete within "
@@ -521,6 +589,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   void failRemaining() {
     List<ReadRequest> left = new ArrayList<>();
     List<Long> offsets = new ArrayList<>();
+    List<OverflowLanding> owns = new ArrayList<>();
     IOException cause;
     synchronized (this) {
       state = State.DESTROYED;
@@ -531,7 +600,12 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
           if (r != null) {
             recovery.onAbandoned(r);
             left.add(r);
-            offsets.add(slots.offset(s));
+            if (outside[s] != null) {
+              owns.add(outside[s]);
+              outside[s] = null;
+            } else {
+              offsets.add(slots.offset(s));
+            }
             slots.release(s);
           }
         }
@@ -541,6 +615,9 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     }
     for (long off : offsets) {
       pool.free(off);
+    }
+    for (OverflowLanding o : owns) {
+      o.release();
     }
     for (ReadRequest r : left) {
       failRead(r, cause);
