@@ -15,6 +15,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.rdma.compat.SparkShims;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
@@ -25,6 +26,7 @@ import org.apache.spark.shuffle.rdma.reader.LocalOutputCheck;
 import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
 import org.apache.spark.shuffle.rdma.reader.ReaderStats;
 import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.slf4j.Logger;
@@ -73,7 +75,8 @@ final class ExecutorRuntime implements AutoCloseable {
     this.transport = TransportFactory.create(settings);
     boolean started = false;
     try {
-      this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId());
+      this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId(),
+          conf.maxRegisteredBytes());
       RpcEndpointRef master = MetadataRpc.masterRef(env);
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
       this.client = new RdmaBlockStoreClient(transport, tables,
@@ -141,6 +144,17 @@ final class ExecutorRuntime implements AutoCloseable {
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
     MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index,
         checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
+    if (d == null) {
+      long n = registry.outputsOverCap();
+      if (RareLog.due(n)) {
+        LOG.warn("map output {} of shuffle {} ({} bytes) is not registered: {} bytes are "
+            + "registered and {} caps them; its blocks are read through Spark's block "
+            + "transfer service ({} outputs so far, registry.outputsOverCap)", mapId, shuffleId,
+            data.length() + index.length(), registry.registeredBytes(),
+            RdmaConf.MAX_REGISTERED_BYTES().key(), n);
+      }
+      return; // nothing published: readers fall back to Spark's client for this output
+    }
     tables.publish(d);
   }
 
@@ -177,6 +191,7 @@ final class ExecutorRuntime implements AutoCloseable {
     m.put("registry.outputs", (long) registry.outputCount());
     m.put("registry.registrations", registry.registrations());
     m.put("registry.bytes", registry.registeredBytes());
+    m.put("registry.outputsOverCap", registry.outputsOverCap());
     m.put("metadata.tableFetches", tables.tableFetches());
     return m;
   }

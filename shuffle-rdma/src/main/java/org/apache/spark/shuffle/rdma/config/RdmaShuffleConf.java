@@ -192,6 +192,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.VERBS_RECEIVE_POOL_SIZE());
   }
 
+  /** Cap on the bytes of map outputs registered for remote READ per executor; 0: none. */
+  public long maxRegisteredBytes() {
+    return (Long) get(RdmaConf.MAX_REGISTERED_BYTES());
+  }
+
   /** How long a verbs read waits for receive-pool memory before it lands outside the pool. */
   public long verbsPoolWaitMs() {
     return (Long) get(RdmaConf.VERBS_POOL_WAIT());

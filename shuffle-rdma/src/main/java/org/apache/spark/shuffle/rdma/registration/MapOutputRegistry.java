@@ -31,6 +31,11 @@ import org.apache.spark.storage.StorageUtils;
  * regions of at most {@code regionSize}), and returns the descriptor to publish. Only after
  * this returned may the descriptor become visible, so a reader never sees a key that is not
  * yet registered.
+ *
+ * <p>With a cap on registered bytes (spark.shuffle.rdma.maxRegisteredBytes) an output that
+ * would take the total past it is not registered: {@link #register} returns null, nothing is
+ * published, and readers fetch its blocks through Spark's own client. The bytes are reserved
+ * before mapping, so concurrent map tasks cannot pass the cap together.
  */
 public final class MapOutputRegistry {
   private final ShuffleTransport transport;
@@ -41,8 +46,22 @@ public final class MapOutputRegistry {
   private final AtomicLong registeredBytes = new AtomicLong();
   /** Map outputs registered since start (a counter: cleanup does not lower it). */
   private final AtomicLong registrations = new AtomicLong();
+  /** Map outputs left unregistered because of the cap (a counter). */
+  private final AtomicLong outputsOverCap = new AtomicLong();
+  private final long maxRegisteredBytes;
 
   public MapOutputRegistry(ShuffleTransport transport, long regionSize, String executorId) {
+    this(transport, regionSize, executorId, 0L);
+  }
+
+  /** @param maxRegisteredBytes cap on registered bytes; 0 for none */
+  public MapOutputRegistry(ShuffleTransport transport, long regionSize, String executorId,
+      long maxRegisteredBytes) {
+    if (maxRegisteredBytes < 0) {
+      throw new IllegalArgumentException("maxRegisteredBytes must not be negative: "
+          + maxRegisteredBytes);
+    }
+    this.maxRegisteredBytes = maxRegisteredBytes;
     if (regionSize <= 0 || regionSize > (1L << 30)) {
       throw new IllegalArgumentException("region size must be in (0, 1 GiB]: " + regionSize);
     }
@@ -51,6 +70,7 @@ public final class MapOutputRegistry {
     this.executorId = executorId;
   }
 
+  /** As below without checksums; null when the output is over the cap (not registered). */
   public MapOutputDescriptor register(int shuffleId, long mapId, File dataFile, File indexFile)
       throws IOException {
     return register(shuffleId, mapId, dataFile, indexFile, null, ChecksumAlgorithm.NONE);
@@ -62,6 +82,9 @@ public final class MapOutputRegistry {
    * one checksum per partition. A missing file (the writer ran with
    * spark.shuffle.checksum.enabled=false) or one of another length is not registered: the
    * descriptor then says NONE and readers skip verification for this output (they count it).
+   *
+   * @return the descriptor to publish, or null when registering it would pass the cap on
+   *     registered bytes (the output stays unregistered; counted in {@link #outputsOverCap})
    */
   public MapOutputDescriptor register(int shuffleId, long mapId, File dataFile, File indexFile,
       File checksumFile, ChecksumAlgorithm algorithm) throws IOException {
@@ -71,6 +94,14 @@ public final class MapOutputRegistry {
           + " bytes; expected (partitions + 1) * 8");
     }
     long dataLength = dataFile.exists() ? dataFile.length() : 0L;
+    int partitions = (int) (indexLength / 8 - 1);
+    boolean withChecksums = algorithm != ChecksumAlgorithm.NONE && checksumFile != null
+        && partitions > 0 && checksumFile.length() == 8L * partitions;
+    long planned = indexLength + dataLength + (withChecksums ? 8L * partitions : 0L);
+    if (!reserve(planned)) {
+      outputsOverCap.incrementAndGet();
+      return null;
+    }
     List<MappedByteBuffer> mappings = new ArrayList<>();
     List<RegisteredRegion> regions = new ArrayList<>();
     try {
@@ -85,12 +116,10 @@ public final class MapOutputRegistry {
         addresses[i] = r.address();
         keys[i] = r.key();
       }
-      int partitions = (int) (indexLength / 8 - 1);
       ChecksumAlgorithm registeredAlgorithm = ChecksumAlgorithm.NONE;
       long checksumAddress = 0L;
       int checksumKey = 0;
-      if (algorithm != ChecksumAlgorithm.NONE && checksumFile != null && partitions > 0
-          && checksumFile.length() == 8L * partitions) {
+      if (withChecksums) {
         RegisteredRegion sums = mapAndRegister(checksumFile, 0, 8L * partitions, mappings,
             regions);
         registeredAlgorithm = algorithm;
@@ -105,7 +134,7 @@ public final class MapOutputRegistry {
       RegisteredMapOutput previous = outputs
           .computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>())
           .put(mapId, out);
-      registeredBytes.addAndGet(out.registeredBytes());
+      registeredBytes.addAndGet(out.registeredBytes() - planned); // 0 unless a file changed
       registrations.incrementAndGet();
       if (previous != null) {
         // Spark never commits one task attempt twice; if it did, the newer files win.
@@ -114,9 +143,31 @@ public final class MapOutputRegistry {
       }
       return d;
     } catch (IOException | RuntimeException e) {
+      registeredBytes.addAndGet(-planned);
       new RegisteredMapOutput(null, mappings, regions, BackingCheck.NONE).release(transport);
       throw e;
     }
+  }
+
+  /** Takes {@code bytes} of the cap, or nothing and false when they do not fit. */
+  private boolean reserve(long bytes) {
+    if (maxRegisteredBytes == 0) {
+      registeredBytes.addAndGet(bytes);
+      return true;
+    }
+    long now;
+    do {
+      now = registeredBytes.get();
+      if (now + bytes > maxRegisteredBytes) {
+        return false;
+      }
+    } while (!registeredBytes.compareAndSet(now, now + bytes));
+    return true;
+  }
+
+  /** Map outputs not registered because they did not fit under the cap (since start). */
+  public long outputsOverCap() {
+    return outputsOverCap.get();
   }
 
   private RegisteredRegion mapAndRegister(File file, long offset, long length,

@@ -147,6 +147,20 @@ object RdmaConf {
       .checkValue(v => v >= (1L << 20) && v <= (1L << 30), "must be in [1m, 1g]")
       .createWithDefaultString("128m"))
 
+  val MAX_REGISTERED_BYTES: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "maxRegisteredBytes")
+      .doc("Cap on the bytes of map outputs one executor keeps registered for remote READ " +
+        "(0: no cap). On verbs without on-demand paging every registered byte is pinned page " +
+        "cache, charged to the executor's container and never reclaimable; a map output " +
+        "that would take the total past the cap is not registered and its blocks are read " +
+        "through Spark's own block transfer service instead (counted in " +
+        "registry.outputsOverCap and, on readers, reader.fallbackBlocks). Outputs committed " +
+        "after space was freed (a shuffle cleaned up) are registered again.")
+      .version(V)
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(v => v >= 0, "must be 0 (no cap) or a positive size")
+      .createWithDefaultString("0"))
+
   val VERBS_POOL_WAIT: ConfigEntry[Long] = define(
     ConfigBuilder(PREFIX + "verbs.poolWait")
       .doc("How long a read waits for receive-pool memory before it lands in memory of its " +
