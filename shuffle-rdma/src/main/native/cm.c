@@ -79,27 +79,36 @@ static int release_qp_handle(jlong id) {
   return qp != 0 && handle_release(qp, HANDLE_QP) != NULL;
 }
 
+/*
+ * Takes the cm id's handle (and its queue pair's) for a destroy; NULL when another call has
+ * it already, so of two destroys of one id (in turn or at once) only one reaches librdmacm.
+ */
+static struct rdma_cm_id *release_cm_id(jlong id) {
+  jlong qp = handle_aux(id, HANDLE_CM_ID); /* read while the id is live */
+  struct rdma_cm_id *cm_id = handle_release(id, HANDLE_CM_ID);
+  if (cm_id != NULL && qp != 0) {
+    handle_release(qp, HANDLE_QP);
+  }
+  return cm_id;
+}
+
 JNIEXPORT jint JNICALL JNI_FN(destroyCmId)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  struct rdma_cm_id *cm_id = release_cm_id(id);
   if (cm_id == NULL) {
     return -EINVAL;
   }
-  release_qp_handle(id);
-  handle_release(id, HANDLE_CM_ID);
   return rdma_destroy_id(cm_id) == 0 ? 0 : -last_errno();
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyEp)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  struct rdma_cm_id *cm_id = release_cm_id(id);
   if (cm_id == NULL) {
     return -EINVAL;
   }
-  release_qp_handle(id);
-  handle_release(id, HANDLE_CM_ID);
   rdma_destroy_ep(cm_id);
   return 0;
 }
@@ -342,10 +351,10 @@ JNIEXPORT jint JNICALL JNI_FN(destroyQP)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
   struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
-  if (cm_id == NULL || cm_id->qp == NULL) {
+  /* Only the call that ended the QP's handle destroys it (a second one finds none). */
+  if (cm_id == NULL || cm_id->qp == NULL || !release_qp_handle(id)) {
     return -EINVAL;
   }
-  release_qp_handle(id);
   rdma_destroy_qp(cm_id);
   return 0;
 }

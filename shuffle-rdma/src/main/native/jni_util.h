@@ -48,6 +48,9 @@ int require_handle(JNIEnv *env, jlong handle, const char *what);
  */
 void *require_object(JNIEnv *env, jlong handle, int kind, const char *what);
 
+/* Throws require_object's "stale or invalid handle" IOException. */
+void throw_stale(JNIEnv *env, const char *what);
+
 /* errno, or EIO when a library failed without setting it. */
 int last_errno(void);
 

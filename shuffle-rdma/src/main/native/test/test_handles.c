@@ -7,6 +7,9 @@
  * a handle resolves only while its object lives and only as its own kind; a released,
  * reused, foreign or made-up handle fails cleanly (IOException or a negative result), never
  * dereferences anything; destroyQP on a cm id whose QP was never created is refused.
+ * Every destroy entry point destroys its object once: called twice, or by two threads at
+ * once, the upstream destroy runs once (counted by fake_rdma.c) and the other call gets the
+ * documented error; a destroy that fails upstream keeps the handle usable.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +22,7 @@
 
 #include "../handles.h"
 #include "fake_jni.h"
+#include "fake_rdma.h"
 #include "natives.h"
 
 static int failures;
@@ -205,6 +209,174 @@ static void destroy_qp_never_created(void) {
   handle_release(h, HANDLE_CM_ID);
 }
 
+/*
+ * The destroy entry points, each as one call: 0 when it destroyed its object, else its
+ * negative result (deregMr, which returns nothing, gives -EINVAL when it threw "stale" and
+ * -EIO when it threw anything else).
+ */
+struct destroy_case {
+  const char *name;
+  enum fake_call upstream;
+  int kind;                 /* the handle kind the entry point takes */
+  jint (*destroy)(jlong h);
+  int keeps_on_failure;     /* an upstream failure leaves the handle live (retry possible) */
+};
+
+static jint destroy_cq(jlong h) { return JNI_FN(destroyCQ)(env, NULL, h); }
+static jint destroy_comp_channel(jlong h) { return JNI_FN(destroyCompChannel)(env, NULL, h); }
+static jint destroy_event_channel(jlong h) { return JNI_FN(destroyEventChannel)(env, NULL, h); }
+static jint destroy_cm_id(jlong h) { return JNI_FN(destroyCmId)(env, NULL, h); }
+static jint destroy_ep(jlong h) { return JNI_FN(destroyEp)(env, NULL, h); }
+static jint destroy_qp(jlong h) { return JNI_FN(destroyQP)(env, NULL, h); }
+static jint dereg_mr(jlong h) {
+  JNI_FN(deregMr)(env, NULL, h); /* the fake env keeps exceptions per thread */
+  if (!fake_exception_pending()) {
+    return 0;
+  }
+  jint rc = strstr(fake_exception_message(), "stale") != NULL ? -EINVAL : -EIO;
+  fake_exception_clear();
+  return rc;
+}
+
+static const struct destroy_case DESTROYS[] = {
+    {"destroyCQ", FAKE_DESTROY_CQ, HANDLE_CQ, destroy_cq, 1},
+    {"destroyCompChannel", FAKE_DESTROY_COMP_CHANNEL, HANDLE_COMP_CHANNEL, destroy_comp_channel,
+     1},
+    {"deregMr", FAKE_DEREG_MR, HANDLE_MR, dereg_mr, 1},
+    {"destroyEventChannel", FAKE_DESTROY_EVENT_CHANNEL, HANDLE_EVENT_CHANNEL,
+     destroy_event_channel, 0},
+    {"destroyCmId", FAKE_DESTROY_ID, HANDLE_CM_ID, destroy_cm_id, 0},
+    {"destroyEp", FAKE_DESTROY_EP, HANDLE_CM_ID, destroy_ep, 0},
+    {"destroyQP", FAKE_DESTROY_QP, HANDLE_CM_ID, destroy_qp, 0},
+};
+
+/* What a destroy acts on: a cm id (with a QP and its handle) or an opaque object. */
+struct victim {
+  struct rdma_cm_id id;
+  char object[64];
+  jlong handle;
+  jlong qp_handle;
+};
+
+static void victim_make(struct victim *v, const struct destroy_case *c) {
+  memset(v, 0, sizeof(*v));
+  if (c->kind == HANDLE_CM_ID) {
+    v->id.qp = &fake_qp;
+    v->handle = handle_register(&v->id, HANDLE_CM_ID);
+    v->qp_handle = handle_register(&fake_qp, HANDLE_QP);
+    handle_set_aux(v->handle, HANDLE_CM_ID, v->qp_handle);
+  } else {
+    v->handle = handle_register(v->object, c->kind);
+  }
+}
+
+/* Ends what the destroy left (the cm id of destroyQP, a QP handle nobody released). */
+static void victim_clear(struct victim *v) {
+  handle_release(v->handle, HANDLE_CM_ID);
+  handle_release(v->qp_handle, HANDLE_QP);
+}
+
+static void destroy_twice(const struct destroy_case *c) {
+  size_t before = handle_live_count();
+  struct victim v;
+  fake_rdma_reset();
+  victim_make(&v, c);
+  jint first = c->destroy(v.handle);
+  jint second = c->destroy(v.handle);
+  if (first != 0 || second != -EINVAL || atomic_load(&fake_calls[c->upstream]) != 1) {
+    fprintf(stderr, "FAIL %s twice: returned %d then %d, upstream destroy called %d time(s) "
+            "(want 0, -EINVAL, 1)\n", c->name, first, second,
+            atomic_load(&fake_calls[c->upstream]));
+    failures++;
+  }
+  victim_clear(&v);
+  CHECK(handle_live_count() == before);
+}
+
+struct racer {
+  const struct destroy_case *c;
+  jlong handle;
+  pthread_barrier_t *start;
+  jint result;
+};
+
+static void *race(void *arg) {
+  struct racer *r = arg;
+  pthread_barrier_wait(r->start);
+  r->result = r->c->destroy(r->handle);
+  return NULL;
+}
+
+/* Two threads destroy the same handle at once, many times: one destroys, one is refused. */
+static void destroy_concurrently(const struct destroy_case *c) {
+  enum { ROUNDS = 400 };
+  size_t before = handle_live_count();
+  fake_rdma_reset();
+  atomic_store(&fake_destroy_usec, 100);
+  int bad_rounds = 0;
+  for (int round = 0; round < ROUNDS; round++) {
+    struct victim v;
+    victim_make(&v, c);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 2);
+    struct racer r[2] = {{c, v.handle, &start, 1}, {c, v.handle, &start, 1}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+      pthread_create(&t[i], NULL, race, &r[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+      pthread_join(t[i], NULL);
+    }
+    pthread_barrier_destroy(&start);
+    int won = (r[0].result == 0) + (r[1].result == 0);
+    int refused = (r[0].result == -EINVAL) + (r[1].result == -EINVAL);
+    if (won != 1 || refused != 1) {
+      bad_rounds++;
+    }
+    victim_clear(&v);
+  }
+  int calls = atomic_load(&fake_calls[c->upstream]);
+  if (bad_rounds != 0 || calls != ROUNDS) {
+    fprintf(stderr, "FAIL %s from two threads: upstream destroy called %d times in %d rounds, "
+            "%d round(s) without exactly one success and one -EINVAL\n", c->name, calls,
+            ROUNDS, bad_rounds);
+    failures++;
+  }
+  atomic_store(&fake_destroy_usec, 0);
+  CHECK(handle_live_count() == before);
+}
+
+/* An upstream destroy that fails (EBUSY: a CQ still used by a QP) leaves the handle live. */
+static void destroy_fails_upstream(const struct destroy_case *c) {
+  size_t before = handle_live_count();
+  struct victim v;
+  fake_rdma_reset();
+  victim_make(&v, c);
+  atomic_store(&fake_fail_with[c->upstream], EBUSY);
+  jint failed = c->destroy(v.handle);
+  int live = handle_get(v.handle, c->kind) == (void *)v.object;
+  atomic_store(&fake_fail_with[c->upstream], 0);
+  jint retried = c->destroy(v.handle);
+  if (failed >= 0 || !live || retried != 0 || atomic_load(&fake_calls[c->upstream]) != 2) {
+    fprintf(stderr, "FAIL %s failing upstream: returned %d (handle %s), then %d on retry, "
+            "upstream called %d time(s)\n", c->name, failed, live ? "live" : "gone", retried,
+            atomic_load(&fake_calls[c->upstream]));
+    failures++;
+  }
+  CHECK(handle_live_count() == before);
+}
+
+static void destroys(void) {
+  for (size_t i = 0; i < sizeof(DESTROYS) / sizeof(DESTROYS[0]); i++) {
+    destroy_twice(&DESTROYS[i]);
+    destroy_concurrently(&DESTROYS[i]);
+    if (DESTROYS[i].keeps_on_failure) {
+      destroy_fails_upstream(&DESTROYS[i]);
+    }
+  }
+  fake_rdma_reset();
+}
+
 int main(void) {
   env = fake_env();
   lifecycle();
@@ -212,11 +384,12 @@ int main(void) {
   concurrent();
   stale_entry_points();
   destroy_qp_never_created();
+  destroys();
   if (failures != 0) {
     fprintf(stderr, "test_handles: %d failure(s)\n", failures);
     return 1;
   }
   printf("test_handles: stale, foreign and made-up handles refused; destroyQP without a QP "
-         "refused\n");
+         "refused; every destroy destroys once, also from two threads\n");
   return 0;
 }
