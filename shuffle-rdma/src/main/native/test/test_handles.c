@@ -377,6 +377,47 @@ static void destroys(void) {
   fake_rdma_reset();
 }
 
+/*
+ * createQP asks for the scatter-gather entries the transport uses: each RDMA READ carries
+ * one (ReadChainPoster), nothing is ever received, so 1 and 1 (RcQueuePairs), and passes
+ * the depths and QP type through.
+ */
+static void create_qp_attributes(void) {
+  char pd[64], cq_object[64];
+  struct rdma_cm_id id;
+  memset(&id, 0, sizeof(id));
+  fake_rdma_reset();
+  jlong h = handle_register(&id, HANDLE_CM_ID);
+  jlong cq = handle_register(cq_object, HANDLE_CQ);
+  jlong qp = JNI_FN(createQP)(env, NULL, h, (jlong)(uintptr_t)pd, cq, cq, IBV_QPT_RC, 16, 1, 0);
+  CHECK(qp > 0 && handle_get(qp, HANDLE_QP) == &fake_qp && handle_aux(h, HANDLE_CM_ID) == qp);
+  CHECK(!fake_exception_pending());
+  const struct ibv_qp_init_attr *a = &fake_last_qp_attr;
+  if (a->cap.max_send_sge != 1 || a->cap.max_recv_sge != 1 ||
+      atomic_load(&fake_calls[FAKE_CREATE_QP]) != 1) {
+    fprintf(stderr, "FAIL createQP asked for %u send and %u receive SGEs in %d call(s) (want "
+            "1, 1, 1)\n", a->cap.max_send_sge, a->cap.max_recv_sge,
+            atomic_load(&fake_calls[FAKE_CREATE_QP]));
+    failures++;
+  }
+  CHECK(a->cap.max_send_wr == 16 && a->cap.max_recv_wr == 1 && a->cap.max_inline_data == 0);
+  CHECK(a->qp_type == IBV_QPT_RC && a->send_cq == (void *)cq_object && a->sq_sig_all == 0);
+  /* A device that refuses it: the call throws with the errno, nothing is registered. */
+  struct rdma_cm_id id2;
+  memset(&id2, 0, sizeof(id2));
+  jlong h2 = handle_register(&id2, HANDLE_CM_ID);
+  atomic_store(&fake_fail_with[FAKE_CREATE_QP], EINVAL);
+  size_t before = handle_live_count();
+  THROWS(JNI_FN(createQP)(env, NULL, h2, (jlong)(uintptr_t)pd, cq, cq, IBV_QPT_RC, 16, 1, 0),
+         "rdma_create_qp failed");
+  CHECK(handle_live_count() == before && handle_aux(h2, HANDLE_CM_ID) == 0);
+  handle_release(qp, HANDLE_QP);
+  handle_release(h, HANDLE_CM_ID);
+  handle_release(h2, HANDLE_CM_ID);
+  handle_release(cq, HANDLE_CQ);
+  fake_rdma_reset();
+}
+
 int main(void) {
   env = fake_env();
   lifecycle();
@@ -385,6 +426,7 @@ int main(void) {
   stale_entry_points();
   destroy_qp_never_created();
   destroys();
+  create_qp_attributes();
   if (failures != 0) {
     fprintf(stderr, "test_handles: %d failure(s)\n", failures);
     return 1;
