@@ -25,6 +25,12 @@
 #include "fake_rdma.h"
 #include "natives.h"
 
+/* The plugin's own RDMA-CM call under test here (cm_private.c). */
+JNIEXPORT void JNICALL
+Java_org_apache_spark_shuffle_rdma_transport_verbs_impl_CmNative_setTos(JNIEnv *, jclass, jlong,
+                                                                       jint);
+#define SET_TOS Java_org_apache_spark_shuffle_rdma_transport_verbs_impl_CmNative_setTos
+
 static int failures;
 static JNIEnv *env;
 
@@ -418,6 +424,44 @@ static void create_qp_attributes(void) {
   fake_rdma_reset();
 }
 
+/*
+ * spark.shuffle.rdma.verbs.trafficClass: setTos hands rdma_set_option the TOS option of the
+ * id level with the value as one byte, and the transport's order (setTos, then the route)
+ * reaches librdmacm in that order; values outside a byte and dead ids are refused before
+ * librdmacm is called.
+ */
+static void traffic_class(void) {
+  struct rdma_cm_id id;
+  memset(&id, 0, sizeof(id));
+  fake_rdma_reset();
+  jlong h = handle_register(&id, HANDLE_CM_ID);
+  SET_TOS(env, NULL, h, 106);
+  JNI_FN(resolveRoute)(env, NULL, h, 2000);
+  CHECK(!fake_exception_pending());
+  if (fake_last_option_level != RDMA_OPTION_ID || fake_last_option_name != RDMA_OPTION_ID_TOS ||
+      fake_last_option_len != 1 || fake_last_option_value[0] != 106) {
+    fprintf(stderr, "FAIL setTos: rdma_set_option(level %d, name %d, %zu byte(s), first %u), "
+            "want (%d, %d, 1, 106)\n", fake_last_option_level, fake_last_option_name,
+            fake_last_option_len, fake_last_option_value[0], RDMA_OPTION_ID, RDMA_OPTION_ID_TOS);
+    failures++;
+  }
+  CHECK(atomic_load(&fake_log_len) == 2 && fake_log[0] == FAKE_SET_OPTION &&
+        fake_log[1] == FAKE_RESOLVE_ROUTE);
+  SET_TOS(env, NULL, h, 255); /* the whole byte, ECN bits included */
+  CHECK(!fake_exception_pending() && fake_last_option_value[0] == 255);
+  fake_rdma_reset();
+  THROWS(SET_TOS(env, NULL, h, 256), "outside 0..255");
+  THROWS(SET_TOS(env, NULL, h, -1), "outside 0..255");
+  THROWS(SET_TOS(env, NULL, 0, 106), "null handle");
+  /* librdmacm refusing it (an old kernel): the errno reaches Java. */
+  atomic_store(&fake_fail_with[FAKE_SET_OPTION], ENOSYS);
+  THROWS(SET_TOS(env, NULL, h, 106), "rdma_set_option (RDMA_OPTION_ID_TOS) failed");
+  handle_release(h, HANDLE_CM_ID);
+  THROWS(SET_TOS(env, NULL, h, 106), "stale");
+  CHECK(atomic_load(&fake_calls[FAKE_SET_OPTION]) == 1); /* only the one librdmacm refused */
+  fake_rdma_reset();
+}
+
 int main(void) {
   env = fake_env();
   lifecycle();
@@ -427,11 +471,12 @@ int main(void) {
   destroy_qp_never_created();
   destroys();
   create_qp_attributes();
+  traffic_class();
   if (failures != 0) {
     fprintf(stderr, "test_handles: %d failure(s)\n", failures);
     return 1;
   }
   printf("test_handles: stale, foreign and made-up handles refused; destroyQP without a QP "
-         "refused; every destroy destroys once, also from two threads\n");
+         "refused; every destroy destroys once, also from two threads; createQP's SGEs; the ToS option before the route\n");
   return 0;
 }
