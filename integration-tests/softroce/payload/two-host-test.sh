@@ -8,6 +8,11 @@
 # see: how they tell each other they are ready or done).
 #   both:   the doctor must pass with an ACTIVE port, a RoCE v2 IPv4 GID, RoCE MTU and memlock OK
 #   host b: a standalone worker (its own JVM) joining the master on host a, until a is done
+#   both:   with TWO_HOST_TOS (default 106; empty: off) the doctor reads it from a conf file and
+#           must print it as the RoCE traffic class (and rdma_cm's default, configfs mounted)
+#   host a: tcpdump on RDMA_NETDEV samples the run's RoCE packets (udp 4791); with
+#           spark.shuffle.rdma.verbs.trafficClass=TWO_HOST_TOS every one must carry that ToS
+#           in its IP header, in both directions (READs from a, responses from b and back)
 #   host a: TwoHostVerbsRun: master + worker + driver in one JVM; on verbs with one executor
 #           per host, one application: the demo job, the skewed job (SkewDemo), three TPC-DS
 #           queries, a fault (one executor's registrations revoked between stages), each result
@@ -52,10 +57,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# ---- traffic class: the ToS the run sets (empty: leave the device default, check nothing) ----
+tos=${TWO_HOST_TOS-106}
+doctor_args=()
+if [[ -n $tos ]]; then
+  printf 'spark.shuffle.rdma.verbs.trafficClass %s\n' "$tos" > "$work/tos.conf"
+  doctor_args=("$work/tos.conf")
+  # rdma_cm's configfs, so the doctor can read the device default (mkdir changes no setting).
+  mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config 2>/dev/null || true
+  mkdir -p "/sys/kernel/config/rdma_cm/$RDMA_DEVICE" 2>/dev/null || true
+fi
+
 # ---- doctor: must pass and name what the run depends on ----
 phase "doctor on $(hostname) ($GUEST_IP, kernel $(uname -r), GID index ${RDMA_GID_INDEX:-none})"
 set +e
-java "${fast_jvm[@]}" -jar "$here/lib/shuffle-rdma.jar" doctor > "$work/doctor.log" 2>&1
+java "${fast_jvm[@]}" -jar "$here/lib/shuffle-rdma.jar" doctor "${doctor_args[@]}" > "$work/doctor.log" 2>&1
 doctor_rc=$?
 set -e
 cat "$work/doctor.log"
@@ -70,6 +86,12 @@ for want in "verbs would use $RDMA_DEVICE:1 and serve on $GUEST_IP" \
     || fail "doctor did not report OK: $want"
 done
 [[ -n "${RDMA_GID_INDEX:-}" ]] || fail "no RoCE v2 GID index for $GUEST_IP on $RDMA_DEVICE"
+if [[ -n $tos ]]; then
+  grep -qF "[INFO] RoCE traffic class: ToS $tos (" "$work/doctor.log" \
+    || fail "doctor did not report the RoCE traffic class ToS $tos"
+  # Informational: the default's line, or why it cannot be read.
+  phase "doctor: $(grep -m1 -E 'device default (ToS )?for' "$work/doctor.log" | cut -c1-200)"
+fi
 phase "doctor: passed ($RDMA_DEVICE on $GUEST_IP, RoCE v2 GID index $RDMA_GID_INDEX, RoCE MTU 4096, memlock OK)"
 touch "$shared/$role.doctor-ok"
 
@@ -116,8 +138,27 @@ workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,fault}
 export TWO_HOST_WORKLOADS=$workloads
 phase "Spark standalone across $GUEST_IP and $PEER_IP on verbs: demo ($records records), $workloads"
 exec_opts="-Dlog4j2.configurationFile=$log_conf ${fast_jvm[*]}"
+# The ToS of every verbs connection of the run (the executors get it with the app's conf),
+# and a sample of the wire to check it: RoCE v2 is UDP to 4791 in both directions; rxe sends
+# it through this NIC (only rxe's loopback, never used across hosts, bypasses it).
+tos_conf=()
+if [[ -n $tos ]]; then
+  command -v tcpdump >/dev/null \
+    || fail "tcpdump is not in the guest image (integration-tests/softroce/image/packages.txt)"
+  : "${RDMA_NETDEV:?the harness sets RDMA_NETDEV}"
+  tos_conf=(-Dspark.shuffle.rdma.verbs.trafficClass="$tos")
+  # -t: no timestamps, so each packet is "IP (tos 0x.., ...)" then "    SRC.port > DST.port: UDP".
+  tcpdump -i "$RDMA_NETDEV" -nn -v -t -l -c "${TOS_PACKETS:-400}" udp port 4791 \
+    > "$work/tos-capture.txt" 2> "$work/tcpdump.err" &
+  tcpdump_pid=$!
+  pids+=("$tcpdump_pid")
+  for _ in $(seq 1 60); do grep -q "listening on" "$work/tcpdump.err" && break; sleep 1; done
+  grep -q "listening on" "$work/tcpdump.err" || fail "tcpdump did not start: $(head -c 300 "$work/tcpdump.err")"
+  phase "tcpdump on $RDMA_NETDEV: up to ${TOS_PACKETS:-400} RoCE packets, ToS $tos expected"
+fi
 set +e
 java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf" \
+  "${tos_conf[@]}" \
   -Dspark.executor.extraClassPath="$cp" \
   "-Dspark.executor.extraJavaOptions=$exec_opts" \
   -Dspark.executor.memory=512m \
@@ -147,10 +188,36 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
     done
 rc=${PIPESTATUS[0]}
 set -e
+tos_problem=
+if [[ -n $tos ]]; then
+  kill -INT "$tcpdump_pid" 2>/dev/null || true   # it may have stopped at its count already
+  wait "$tcpdump_pid" 2>/dev/null || true
+  cp "$work/tos-capture.txt" /results/roce-tos-capture.txt
+  want=$(printf '0x%x' "$tos")
+  # Per packet: its ToS and the source address (the port is the last dotted field).
+  awk '/^IP \(tos 0x[0-9a-f]+/ { match($0, /tos 0x[0-9a-f]+/); t = substr($0, RSTART + 4, RLENGTH - 4)
+         if ((getline nxt) > 0) { split(nxt, f, " "); src = f[1]; sub(/\.[0-9]+$/, "", src); print t, src } }' \
+    "$work/tos-capture.txt" | sort | uniq -c > "$work/tos-summary.txt"
+  while read -r n t src; do phase "  RoCE packets from $src with tos $t: $n"; done < "$work/tos-summary.txt"
+  total=$(awk '{ s += $1 } END { print s + 0 }' "$work/tos-summary.txt")
+  other=$(awk -v w="$want" '$2 != w { s += $1 } END { print s + 0 }' "$work/tos-summary.txt")
+  from_a=$(awk -v w="$want" -v ip="$GUEST_IP" '$2 == w && $3 == ip { s += $1 } END { print s + 0 }' "$work/tos-summary.txt")
+  from_b=$(awk -v w="$want" -v ip="$PEER_IP" '$2 == w && $3 == ip { s += $1 } END { print s + 0 }' "$work/tos-summary.txt")
+  if (( total < 20 )); then
+    tos_problem="only $total RoCE packets captured on $RDMA_NETDEV (want at least 20)"
+  elif (( other > 0 )); then
+    tos_problem="$other of $total RoCE packets without tos $want (results/host-a/roce-tos-capture.txt)"
+  elif (( from_a == 0 || from_b == 0 )); then
+    tos_problem="tos $want seen from $GUEST_IP $from_a times and from $PEER_IP $from_b times (want both)"
+  else
+    phase "traffic class: all $total RoCE packets carried tos $want (ToS $tos), $from_a from $GUEST_IP, $from_b from $PEER_IP"
+  fi
+fi
 echo "exit $rc" > "$shared/a.done"
 if [[ $rc -ne 0 ]]; then
   # The reason names each failed check (cut to its name), so the harness's last line says it.
   why=$(cut -d: -f1-2 "$work/failed-checks" 2>/dev/null | paste -sd';' - | cut -c1-600)
   fail "TwoHostVerbsRun exited $rc${why:+; failed checks: $why}"
 fi
+[[ -z $tos_problem ]] || fail "traffic class: $tos_problem"
 phase "two-host run on verbs passed"

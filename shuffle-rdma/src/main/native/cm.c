@@ -79,27 +79,36 @@ static int release_qp_handle(jlong id) {
   return qp != 0 && handle_release(qp, HANDLE_QP) != NULL;
 }
 
+/*
+ * Takes the cm id's handle (and its queue pair's) for a destroy; NULL when another call has
+ * it already, so of two destroys of one id (in turn or at once) only one reaches librdmacm.
+ */
+static struct rdma_cm_id *release_cm_id(jlong id) {
+  jlong qp = handle_aux(id, HANDLE_CM_ID); /* read while the id is live */
+  struct rdma_cm_id *cm_id = handle_release(id, HANDLE_CM_ID);
+  if (cm_id != NULL && qp != 0) {
+    handle_release(qp, HANDLE_QP);
+  }
+  return cm_id;
+}
+
 JNIEXPORT jint JNICALL JNI_FN(destroyCmId)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  struct rdma_cm_id *cm_id = release_cm_id(id);
   if (cm_id == NULL) {
     return -EINVAL;
   }
-  release_qp_handle(id);
-  handle_release(id, HANDLE_CM_ID);
   return rdma_destroy_id(cm_id) == 0 ? 0 : -last_errno();
 }
 
 JNIEXPORT jint JNICALL JNI_FN(destroyEp)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
-  struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
+  struct rdma_cm_id *cm_id = release_cm_id(id);
   if (cm_id == NULL) {
     return -EINVAL;
   }
-  release_qp_handle(id);
-  handle_release(id, HANDLE_CM_ID);
   rdma_destroy_ep(cm_id);
   return 0;
 }
@@ -281,13 +290,6 @@ JNIEXPORT jint JNICALL JNI_FN(disconnect)(JNIEnv *env, jobject self, jlong id) {
   return rdma_disconnect(cm_id) == 0 ? 0 : -last_errno();
 }
 
-static struct ibv_qp *create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
-                                struct ibv_qp_init_attr *attr, uint32_t sge) {
-  attr->cap.max_send_sge = sge;
-  attr->cap.max_recv_sge = sge;
-  return rdma_create_qp(id, pd, attr) == 0 ? id->qp : NULL;
-}
-
 JNIEXPORT jlong JNICALL JNI_FN(createQP)(JNIEnv *env, jobject self, jlong id, jlong pd,
                                          jlong send_cq, jlong recv_cq, jint qp_type,
                                          jint max_send_wr, jint max_recv_wr, jint max_inline) {
@@ -315,11 +317,14 @@ JNIEXPORT jlong JNICALL JNI_FN(createQP)(JNIEnv *env, jobject self, jlong id, jl
   attr.cap.max_recv_wr = (uint32_t)max_recv_wr;
   attr.cap.max_inline_data = (uint32_t)max_inline;
   attr.sq_sig_all = 0;
-  /* The Java API has no SGE count: ask for a few, fall back to one on small devices. */
-  struct ibv_qp *qp = create_qp(cm_id, PTR(struct ibv_pd, pd), &attr, 4);
-  if (qp == NULL) {
-    qp = create_qp(cm_id, PTR(struct ibv_pd, pd), &attr, 1);
-  }
+  /*
+   * DiSNI's Java API passes no SGE counts. The transport's READs carry one SGE each and it
+   * posts no receives (RcQueuePairs), so ask for one of each: more would only size every
+   * send and receive queue entry for entries never used.
+   */
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  struct ibv_qp *qp = rdma_create_qp(cm_id, PTR(struct ibv_pd, pd), &attr) == 0 ? cm_id->qp : NULL;
   if (qp == NULL) {
     throw_io_errno(env, "rdma_create_qp", last_errno());
     return -1;
@@ -342,10 +347,10 @@ JNIEXPORT jint JNICALL JNI_FN(destroyQP)(JNIEnv *env, jobject self, jlong id) {
   (void)env;
   (void)self;
   struct rdma_cm_id *cm_id = handle_get(id, HANDLE_CM_ID);
-  if (cm_id == NULL || cm_id->qp == NULL) {
+  /* Only the call that ended the QP's handle destroys it (a second one finds none). */
+  if (cm_id == NULL || cm_id->qp == NULL || !release_qp_handle(id)) {
     return -EINVAL;
   }
-  release_qp_handle(id);
   rdma_destroy_qp(cm_id);
   return 0;
 }

@@ -190,3 +190,26 @@ JNIEXPORT jint JNICALL CM_NATIVE(reject)(JNIEnv *env, jclass cls, jlong id) {
   }
   return rdma_reject(cm_id, NULL, 0) == 0 ? 0 : -last_errno();
 }
+
+/*
+ * Sets the IP type-of-service byte of a cm id's RoCE traffic (spark.shuffle.rdma.verbs.
+ * trafficClass). The kernel reads it when it resolves the route (the path's traffic class
+ * and the priority it maps to) and copies a listening id's to the ids it listens with, so
+ * it must be set before rdma_resolve_route on outbound ids and before rdma_listen on the
+ * listening one. The option takes exactly one byte.
+ */
+JNIEXPORT void JNICALL CM_NATIVE(setTos)(JNIEnv *env, jclass cls, jlong id, jint tos) {
+  (void)cls;
+  struct rdma_cm_id *cm_id = require_object(env, id, HANDLE_CM_ID, "rdma_set_option: cm id");
+  if (cm_id == NULL) {
+    return;
+  }
+  if (tos < 0 || tos > 255) {
+    throw_io_errno(env, "rdma_set_option (RDMA_OPTION_ID_TOS outside 0..255)", EINVAL);
+    return;
+  }
+  uint8_t value = (uint8_t)tos;
+  if (rdma_set_option(cm_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &value, sizeof(value)) != 0) {
+    throw_io_errno(env, "rdma_set_option (RDMA_OPTION_ID_TOS)", last_errno());
+  }
+}

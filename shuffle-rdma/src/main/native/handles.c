@@ -113,7 +113,7 @@ void *handle_get(jlong handle, int kind) {
   return ptr;
 }
 
-void *handle_release(jlong handle, int kind) {
+void *handle_take(jlong handle, int kind) {
   pthread_mutex_lock(&lock);
   uint64_t stamp;
   struct slot *s = live_slot(handle, kind, &stamp);
@@ -122,13 +122,38 @@ void *handle_release(jlong handle, int kind) {
     return NULL;
   }
   void *ptr = atomic_load_explicit(&s->ptr, memory_order_relaxed);
+  /* Kind 0: no lookup matches it, and the slot is on no free list until handle_finish. */
   atomic_store_explicit(&s->stamp, stamp & ~(uint64_t)0xff, memory_order_release);
   atomic_store_explicit(&s->ptr, NULL, memory_order_relaxed);
+  pthread_mutex_unlock(&lock);
+  return ptr;
+}
+
+void handle_finish(jlong handle) {
   uint32_t index = (uint32_t)((uint64_t)handle & ((1u << INDEX_BITS) - 1)) - 1;
+  pthread_mutex_lock(&lock);
+  struct slot *s = slot_at(index);
   s->next_free = free_head;
   free_head = index + 1;
   live--;
   pthread_mutex_unlock(&lock);
+}
+
+void handle_restore(jlong handle, int kind, void *ptr) {
+  uint64_t h = (uint64_t)handle;
+  uint32_t gen = (uint32_t)((h >> INDEX_BITS) & GEN_MASK);
+  pthread_mutex_lock(&lock);
+  struct slot *s = slot_at((uint32_t)(h & ((1u << INDEX_BITS) - 1)) - 1);
+  atomic_store_explicit(&s->ptr, ptr, memory_order_relaxed);
+  atomic_store_explicit(&s->stamp, ((uint64_t)gen << 8) | (uint64_t)kind, memory_order_release);
+  pthread_mutex_unlock(&lock);
+}
+
+void *handle_release(jlong handle, int kind) {
+  void *ptr = handle_take(handle, kind);
+  if (ptr != NULL) {
+    handle_finish(handle);
+  }
   return ptr;
 }
 

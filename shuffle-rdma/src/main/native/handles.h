@@ -41,6 +41,17 @@ void *handle_get(jlong handle, int kind);
 /* Ends a live handle and returns its object (the caller destroys it); NULL if not live. */
 void *handle_release(jlong handle, int kind);
 
+/*
+ * handle_release in two steps, for destroys that may fail upstream (EBUSY). handle_take
+ * ends the handle as handle_release does (every lookup, take and release of it fails from
+ * now on, so of two racing destroys exactly one gets the object) but keeps its slot from
+ * reuse; the caller then calls exactly one of handle_finish (the object is gone: the slot
+ * may be reused) or handle_restore (the destroy failed: the same handle lives again).
+ */
+void *handle_take(jlong handle, int kind);
+void handle_finish(jlong handle);
+void handle_restore(jlong handle, int kind, void *ptr);
+
 /* A second value kept with a live handle (a cm id's queue pair handle); 0 if not live. */
 jlong handle_aux(jlong handle, int kind);
 int handle_set_aux(jlong handle, int kind, jlong aux);

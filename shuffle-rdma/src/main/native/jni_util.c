@@ -72,10 +72,14 @@ void *require_object(JNIEnv *env, jlong handle, int kind, const char *what) {
   }
   void *object = handle_get(handle, kind);
   if (object == NULL) {
-    char message[256];
-    snprintf(message, sizeof(message),
-             "%s: stale or invalid handle (object already destroyed, or another kind)", what);
-    throw_io(env, message);
+    throw_stale(env, what);
   }
   return object;
+}
+
+void throw_stale(JNIEnv *env, const char *what) {
+  char message[256];
+  snprintf(message, sizeof(message),
+           "%s: stale or invalid handle (object already destroyed, or another kind)", what);
+  throw_io(env, message);
 }

@@ -20,7 +20,7 @@
  * What NativeIdentity.version() returns (identity.c); LibraryIdentity.EXPECTED must equal
  * it. Bump both when the Java side starts relying on a new native behaviour.
  */
-#define SHUFFLE_RDMA_NATIVE_VERSION "shuffle-rdma-native 2"
+#define SHUFFLE_RDMA_NATIVE_VERSION "shuffle-rdma-native 3"
 
 #define JNI_FN(name) Java_com_ibm_disni_verbs_impl_NativeDispatcher__1##name
 
@@ -47,6 +47,9 @@ int require_handle(JNIEnv *env, jlong handle, const char *what);
  * returns NULL.
  */
 void *require_object(JNIEnv *env, jlong handle, int kind, const char *what);
+
+/* Throws require_object's "stale or invalid handle" IOException. */
+void throw_stale(JNIEnv *env, const char *what);
 
 /* errno, or EIO when a library failed without setting it. */
 int last_errno(void);

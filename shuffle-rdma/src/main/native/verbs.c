@@ -91,18 +91,26 @@ JNIEXPORT jlong JNICALL JNI_FN(createCompChannel)(JNIEnv *env, jobject self, jlo
   return handle;
 }
 
+/*
+ * Destroys take the handle first and act only if they got it: of two calls (a double
+ * destroy, or two threads at once) exactly one destroys and the other gets -EINVAL. A
+ * destroy that fails upstream (EBUSY: CQs still use the channel, QPs the CQ) restores the
+ * same handle, so the object stays usable and can be destroyed later.
+ */
 JNIEXPORT jint JNICALL JNI_FN(destroyCompChannel)(JNIEnv *env, jobject self, jlong channel) {
   (void)env;
   (void)self;
-  struct ibv_comp_channel *ch = handle_get(channel, HANDLE_COMP_CHANNEL);
+  struct ibv_comp_channel *ch = handle_take(channel, HANDLE_COMP_CHANNEL);
   if (ch == NULL) {
     return -EINVAL;
   }
   int rc = ibv_destroy_comp_channel(ch);
-  if (rc == 0) {
-    handle_release(channel, HANDLE_COMP_CHANNEL); /* kept while CQs still use it (EBUSY) */
+  if (rc != 0) {
+    handle_restore(channel, HANDLE_COMP_CHANNEL, ch);
+    return -rc;
   }
-  return -rc;
+  handle_finish(channel);
+  return 0;
 }
 
 JNIEXPORT jlong JNICALL JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong context,
@@ -136,15 +144,17 @@ JNIEXPORT jlong JNICALL JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong contex
 JNIEXPORT jint JNICALL JNI_FN(destroyCQ)(JNIEnv *env, jobject self, jlong cq) {
   (void)env;
   (void)self;
-  struct ibv_cq *c = handle_get(cq, HANDLE_CQ);
+  struct ibv_cq *c = handle_take(cq, HANDLE_CQ);
   if (c == NULL) {
     return -EINVAL;
   }
   int rc = ibv_destroy_cq(c);
-  if (rc == 0) {
-    handle_release(cq, HANDLE_CQ); /* kept while QPs still use it (EBUSY) */
+  if (rc != 0) {
+    handle_restore(cq, HANDLE_CQ, c); /* EBUSY: QPs still use it */
+    return -rc;
   }
-  return -rc;
+  handle_finish(cq);
+  return 0;
 }
 
 /*
@@ -212,16 +222,21 @@ JNIEXPORT jlong JNICALL JNI_FN(regMr)(JNIEnv *env, jobject self, jlong pd, jlong
 
 JNIEXPORT void JNICALL JNI_FN(deregMr)(JNIEnv *env, jobject self, jlong mr) {
   (void)self;
-  struct ibv_mr *region = require_object(env, mr, HANDLE_MR, "ibv_dereg_mr: memory region");
+  if (!require_handle(env, mr, "ibv_dereg_mr: memory region")) {
+    return;
+  }
+  struct ibv_mr *region = handle_take(mr, HANDLE_MR);
   if (region == NULL) {
+    throw_stale(env, "ibv_dereg_mr: memory region"); /* a second or concurrent dereg */
     return;
   }
   int rc = ibv_dereg_mr(region);
   if (rc != 0) {
+    handle_restore(mr, HANDLE_MR, region);
     throw_io_errno(env, "ibv_dereg_mr", rc);
     return;
   }
-  handle_release(mr, HANDLE_MR);
+  handle_finish(mr);
 }
 
 /*

@@ -7,9 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static char pending_class[256];
-static char pending_message[1024];
-static int pending;
+/* Per thread, as a JVM keeps a pending exception per thread (tests call from several). */
+static _Thread_local char pending_class[256];
+static _Thread_local char pending_message[1024];
+static _Thread_local int pending;
 
 static jclass JNICALL fake_find_class(JNIEnv *env, const char *name) {
   (void)env;

@@ -33,7 +33,7 @@ public final class ConfigDocGenerator {
     scala.collection.Iterator<ConfigEntry<?>> it = RdmaConf.ALL().iterator();
     while (it.hasNext()) {
       ConfigEntry<?> e = it.next();
-      String def = e.defaultValueString();
+      String def = e.defaultValue().isEmpty() ? "(unset)" : e.defaultValueString();
       sb.append("| `").append(e.key()).append("` | `")
           .append(def.isEmpty() ? "(empty)" : def).append("` | ")
           .append(e.doc().replace("|", "\\|")).append(" |\n");
@@ -53,7 +53,9 @@ public final class ConfigDocGenerator {
     scala.collection.Iterator<ConfigEntry<?>> it = RdmaConf.ALL().iterator();
     while (it.hasNext()) {
       ConfigEntry<?> e = it.next();
-      sb.append(e.key()).append('=').append(e.defaultValueString()).append('\n');
+      // A key without a default (unset means "leave it to the device") is written empty.
+      sb.append(e.key()).append('=')
+          .append(e.defaultValue().isEmpty() ? "" : e.defaultValueString()).append('\n');
     }
     return sb.toString();
   }

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.internal.config.ConfigEntry;
@@ -213,6 +214,12 @@ public final class RdmaShuffleConf {
 
   public int verbsMaxInboundQueuePairsPerAddress() {
     return (Integer) get(RdmaConf.VERBS_MAX_INBOUND_QUEUE_PAIRS_PER_ADDRESS());
+  }
+
+  /** The ToS byte of verbs connections; empty: the device default (rdma_cm's). */
+  public OptionalInt verbsTrafficClass() {
+    scala.Option<?> v = get(RdmaConf.VERBS_TRAFFIC_CLASS());
+    return v.isDefined() ? OptionalInt.of((Integer) v.get()) : OptionalInt.empty();
   }
 
   /** auto, shared, sharedWritable or private (see MapModeChoice). */

@@ -7,6 +7,7 @@ package org.apache.spark.shuffle.rdma.tools;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
@@ -18,6 +19,7 @@ import org.apache.spark.shuffle.rdma.transport.verbs.BuddyAllocator;
 import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
 import org.apache.spark.shuffle.rdma.transport.verbs.QueuePairStriping;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
+import org.apache.spark.shuffle.rdma.transport.verbs.TrafficClass;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.BundledLibrary;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.LibraryChoice;
@@ -84,6 +86,7 @@ final class Doctor {
     if (choice != null && choice.ok()) {
       roce(choice.port());
       mtu(sysfs, choice.port());
+      trafficClass(sysfs, choice.port());
     }
     memlock(host);
     container(host);
@@ -166,6 +169,45 @@ final class Doctor {
       report.ok(line + "; make sure every switch port on the path also carries "
           + mtu.getAsInt() + "-byte frames (a smaller switch MTU drops RoCE packets)");
     }
+  }
+
+  /**
+   * The class RoCE traffic travels in: the configured ToS, and the device's default from
+   * rdma_cm's configfs (what connections get when the key is unset), or how to read it.
+   */
+  private void trafficClass(RdmaSysfs sysfs, RdmaPort port) {
+    String tosKey = SparkDefaults.fullKey(SparkDefaults.TRAFFIC_CLASS);
+    OptionalInt tos;
+    try {
+      tos = conf.trafficClass();
+    } catch (IllegalArgumentException e) {
+      report.fail(e.getMessage(), "set " + tosKey + " to the ToS of the fabric's "
+          + "lossless class, e.g. 106 (DSCP 26, ECN-capable), or remove it");
+      return;
+    }
+    if (!port.isEthernet()) {
+      report.info("traffic class: " + TrafficClass.describe(tos, tosKey) + "; on InfiniBand "
+          + "the ToS only selects the path's QoS class in the subnet manager's path query");
+      return;
+    }
+    report.info("RoCE traffic class: " + TrafficClass.describe(tos, tosKey));
+    report.info(defaultTosLine(sysfs, port.device(), port.port()));
+  }
+
+  static String defaultTosLine(RdmaSysfs sysfs, String device, int port) {
+    OptionalInt def = sysfs.defaultRoceTos(device, port);
+    if (def.isPresent()) {
+      return "device default for " + device + ":" + port + " (rdma_cm default_roce_tos): "
+          + TrafficClass.describe(def.getAsInt()) + ", used where "
+          + SparkDefaults.fullKey(SparkDefaults.TRAFFIC_CLASS) + " is unset";
+    }
+    String why = Files.isDirectory(sysfs.rdmaCmConfig())
+        ? "no rdma_cm configfs directory for " + device + " yet"
+        : sysfs.rdmaCmConfig() + " is absent (configfs not mounted, or rdma_cm not loaded)";
+    return "device default ToS for " + device + ":" + port + " cannot be read (" + why
+        + "); to read it as root: mount -t configfs none /sys/kernel/config (if not mounted); "
+        + "mkdir -p " + sysfs.rdmaCmConfig().resolve(device) + " (creates no setting); cat "
+        + sysfs.defaultRoceTosFile(device, port) + ". Unset there, it is 0 (DSCP 0)";
   }
 
   /** Largest IB MTU that fits the netdev MTU with RoCE headers. */

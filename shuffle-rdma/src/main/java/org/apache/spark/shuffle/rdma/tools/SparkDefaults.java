@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Properties;
 
 import org.apache.spark.shuffle.rdma.config.ConfigDocGenerator;
@@ -50,6 +51,15 @@ final class SparkDefaults {
       throw new UncheckedIOException(e);
     }
     return p;
+  }
+
+  /** spark.shuffle.rdma.verbs.trafficClass, without the prefix. */
+  static final String TRAFFIC_CLASS = "verbs.trafficClass";
+
+  /** The full name of a key RdmaConf defines ({@code key} without the prefix). */
+  static String fullKey(String key) {
+    defaultOf(key);
+    return PREFIX + key;
   }
 
   /** The default of a key as RdmaConf states it; {@code key} is without the prefix. */
@@ -110,6 +120,28 @@ final class SparkDefaults {
   /** spark.shuffle.rdma.verbs.queuePairsPerPeer (0: from the device). */
   int queuePairsPerPeer() {
     return Integer.parseInt(get("verbs.queuePairsPerPeer").trim());
+  }
+
+  /**
+   * spark.shuffle.rdma.verbs.trafficClass: empty when unset (its default is none); a value
+   * the transport would refuse at startup fails here too, naming the key.
+   */
+  OptionalInt trafficClass() {
+    String key = TRAFFIC_CLASS;
+    String v = get(key).trim();
+    if (v.isEmpty() && !values.containsKey(PREFIX + key)) {
+      return OptionalInt.empty();
+    }
+    try {
+      int tos = Integer.parseInt(v);
+      if (tos >= 0 && tos <= 255) {
+        return OptionalInt.of(tos);
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(PREFIX + key + " must be a ToS byte in [0, 255] "
+        + "(decimal, DSCP << 2 | ECN), but was '" + v + "'");
   }
 
   long receivePoolSize() {

@@ -228,6 +228,21 @@ object RdmaConf {
     .checkValues(Set("auto", "shared", "sharedWritable", "private"))
     .createWithDefault("auto"))
 
+  val VERBS_TRAFFIC_CLASS: ConfigEntry[Option[Int]] = define(
+    ConfigBuilder(PREFIX + "verbs.trafficClass")
+      .doc("IP type-of-service byte (0 to 255, decimal: DSCP << 2 | ECN bits) of the verbs " +
+        "transport's RoCE v2 traffic, set with rdma_set_option(RDMA_OPTION_ID_TOS) on every " +
+        "connection it opens and on its listening id, before the route is resolved. It picks " +
+        "the switch and NIC class the READs and their responses travel in (the responder " +
+        "answers in the class the reader asked for): use the class the fabric keeps lossless " +
+        "with PFC, e.g. 106 (DSCP 26, ECN-capable). Unset: the device default (0 unless the " +
+        "operator set the rdma_cm default_roce_tos in configfs); the doctor prints both. " +
+        "docs/rdma-setup.md section 4.")
+      .version(V)
+      .intConf
+      .checkValue(v => v >= 0 && v <= 255, "must be in [0, 255]")
+      .createOptional)
+
   val TCP_MAX_CONNECTIONS_PER_ADDRESS: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "tcp.maxConnectionsPerAddress")
       .doc("Connections the tcp transport's server keeps open from one remote address (an " +

@@ -71,6 +71,31 @@ class RdmaShuffleConfTest {
   }
 
   @Test
+  void trafficClassIsUnsetByDefaultAndTakesAToSByte() {
+    String key = RdmaConf.VERBS_TRAFFIC_CLASS().key();
+    assertEquals(java.util.OptionalInt.empty(), new RdmaShuffleConf(conf()).verbsTrafficClass());
+    assertEquals(java.util.OptionalInt.of(106),
+        new RdmaShuffleConf(conf().set(key, "106")).verbsTrafficClass());
+    assertEquals(java.util.OptionalInt.of(0),
+        new RdmaShuffleConf(conf().set(key, "0")).verbsTrafficClass());
+    assertEquals(java.util.OptionalInt.of(255),
+        new RdmaShuffleConf(conf().set(key, "255")).verbsTrafficClass());
+  }
+
+  @Test
+  void badTrafficClassFailsNamingTheKey() {
+    String key = RdmaConf.VERBS_TRAFFIC_CLASS().key();
+    for (String bad : new String[] {"256", "-1", "0x6a", "af31", ""}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> new RdmaShuffleConf(conf().set(key, bad)), bad);
+      assertTrue(e.getMessage().contains(key), e.getMessage());
+    }
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> new RdmaShuffleConf(conf().set(key, "300")));
+    assertTrue(e.getMessage().contains("[0, 255]"), e.getMessage());
+  }
+
+  @Test
   void zeroReadsInFlightFails() {
     assertThrows(IllegalArgumentException.class,
         () -> new RdmaShuffleConf(conf().set("spark.shuffle.rdma.maxReadsInFlightPerPeer", "0")));

@@ -17,11 +17,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.transport.verbs.VerbsPreflight;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
+import org.apache.spark.shuffle.rdma.transport.verbs.TrafficClass;
 import org.apache.spark.shuffle.rdma.transport.verbs.loader.VerbsRuntime;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.HostFacts;
 import org.apache.spark.shuffle.rdma.transport.verbs.sysfs.RdmaSysfs;
@@ -108,6 +110,44 @@ class DoctorTest {
     assertEquals((long) (Long) empty.get(RdmaConf.VERBS_RECEIVE_POOL_SIZE()),
         d.receivePoolSize());
     assertThrows(IllegalArgumentException.class, () -> d.get("verbs.recievePoolSize"));
+  }
+
+  @Test
+  void trafficClassFromSparkDefaultsIsCheckedLikeTheTransportChecksIt() throws IOException {
+    String key = RdmaConf.VERBS_TRAFFIC_CLASS().key();
+    assertEquals(key, SparkDefaults.fullKey(SparkDefaults.TRAFFIC_CLASS));
+    assertEquals(OptionalInt.empty(), SparkDefaults.empty().trafficClass());
+    Path conf = tmp.resolve("tos.conf");
+    Files.writeString(conf, key + " 106\n");
+    assertEquals(OptionalInt.of(106), SparkDefaults.read(conf).trafficClass());
+    for (String bad : new String[] {"256", "-1", "0x6a", ""}) {
+      Files.writeString(conf, key + "=" + bad + "\n");
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> SparkDefaults.read(conf).trafficClass(), bad);
+      assertTrue(e.getMessage().contains(key), e.getMessage());
+    }
+  }
+
+  @Test
+  void reportsTheDeviceDefaultTosOrHowToReadIt() throws IOException {
+    RdmaSysfs sysfs = new RdmaSysfs(tmp);
+    String line = Doctor.defaultTosLine(sysfs, "mlx5_0", 1);
+    assertTrue(line.contains("cannot be read") && line.contains("configfs not mounted")
+        && line.contains("mount -t configfs none /sys/kernel/config")
+        && line.contains("mkdir -p " + tmp.resolve("kernel/config/rdma_cm/mlx5_0"))
+        && line.contains("cat " + tmp.resolve(
+            "kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos")), line);
+    Files.createDirectories(tmp.resolve("kernel/config/rdma_cm"));
+    line = Doctor.defaultTosLine(sysfs, "mlx5_0", 1);
+    assertTrue(line.contains("no rdma_cm configfs directory for mlx5_0"), line);
+    Path file = sysfs.defaultRoceTosFile("mlx5_0", 1);
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, "106\n");
+    line = Doctor.defaultTosLine(sysfs, "mlx5_0", 1);
+    assertTrue(line.contains("default_roce_tos): ToS 106 (DSCP 26, ECN ECT(0))"), line);
+    assertEquals("ToS 0 (DSCP 0, ECN not ECN-capable)", TrafficClass.describe(0));
+    assertEquals("ToS 255 (DSCP 63, ECN CE)", TrafficClass.describe(255));
+    assertTrue(TrafficClass.describe(OptionalInt.empty(), "k").contains("device's default"));
   }
 
   @Test

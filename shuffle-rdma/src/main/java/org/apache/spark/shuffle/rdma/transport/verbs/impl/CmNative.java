@@ -10,8 +10,9 @@ import java.io.IOException;
  * Our native layer's RDMA-CM calls that DiSNI 2.1's Java API lacks (native/cm_private.c):
  * the private data and peer QP number of the last CONNECT_REQUEST or ESTABLISHED event, and
  * connect/accept with private data and explicit RDMA READ depths, reject, the READ depths of
- * the last event and the device's READ depth maxima. Used for connection authentication
- * and READ depth negotiation ({@code ReadDepth}). Ids are
+ * the last event and the device's READ depth maxima, and the type of service of a cm id.
+ * Used for connection authentication, READ depth negotiation ({@code ReadDepth}) and the
+ * traffic class (spark.shuffle.rdma.verbs.trafficClass). Ids are
  * DiSNI's cm id handles ({@code NatCmaIdPrivate.getObjId()}).
  */
 final class CmNative {
@@ -55,4 +56,10 @@ final class CmNative {
 
   /** Refuses a connection request; 0 or -errno. */
   static native int reject(long id);
+
+  /**
+   * rdma_set_option(RDMA_OPTION_ID_TOS): the IP type-of-service byte (0..255) of the id's
+   * RoCE traffic. Before route resolution on an outbound id, before listen on a listening one.
+   */
+  static native void setTos(long id, int tos) throws IOException;
 }

@@ -241,7 +241,7 @@ final class VerbsConnector {
     }
   }
 
-  /** CM thread: create the id, bind it to our RDMA address, start resolving. */
+  /** CM thread: create the id, set its traffic class, bind it to our address, resolve. */
   private void startConnect(PeerAddress peer, int lane, CompletableFuture<VerbsChannel> done,
       AtomicReference<VerbsChannel> started) {
     if (closed) {
@@ -263,6 +263,8 @@ final class VerbsConnector {
     all.add(ch);
     cm.register(id, new OutboundConnection(this, ch));
     try {
+      // Before the route is resolved: the route takes the ToS (and the priority it maps to).
+      VerbsTransport.setTrafficClass(id, conf.verbsTrafficClass());
       // Binding the source address keeps the connection on the chosen RDMA device.
       id.bindAddr(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
       id.resolveAddr(null, new InetSocketAddress(InetAddress.getByName(peer.host()),

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -21,6 +22,7 @@ import com.ibm.disni.verbs.RdmaCm;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.impl.NatObject;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.transport.BackingCheck;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -33,6 +35,7 @@ import org.apache.spark.shuffle.rdma.transport.verbs.ConnectGate;
 import org.apache.spark.shuffle.rdma.transport.verbs.InboundQuota;
 import org.apache.spark.shuffle.rdma.transport.verbs.QueuePairStriping;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
+import org.apache.spark.shuffle.rdma.transport.verbs.TrafficClass;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,6 +105,10 @@ public final class VerbsTransport implements ShuffleTransport {
       undo.add(() -> quietly(eventChannel::destroyEventChannel));
       listenId = eventChannel.createId(RdmaCm.RDMA_PS_TCP);
       undo.add(0, () -> quietly(listenId::destroyId));
+      // Responses follow the class the reader's REQ asked for; set here too so that every
+      // id this transport owns carries the configured class (and ids the kernel derives from
+      // the listening one inherit it).
+      setTrafficClass(listenId, settings.conf().verbsTrafficClass());
       try {
         listenId.bindAddr(new InetSocketAddress(InetAddress.getByName(bindIp),
             settings.conf().port()));
@@ -158,6 +165,9 @@ public final class VerbsTransport implements ShuffleTransport {
     LOG.info("verbs: {}; {} queue pair(s) per peer (spark.shuffle.rdma.verbs.queuePairsPerPeer="
         + "{}), each keeping at most its negotiated READ depth posted", device, queuePairsPerPeer,
         settings.conf().verbsQueuePairsPerPeer());
+    LOG.info("verbs: RoCE traffic class: {}",
+        TrafficClass.describe(settings.conf().verbsTrafficClass(),
+            RdmaConf.VERBS_TRAFFIC_CLASS().key()));
     LOG.info("verbs: connections are {}", auth != null ? "authenticated with the application "
         + "secret (spark.authenticate)" : "not authenticated (spark.authenticate is off)");
   }
@@ -288,6 +298,25 @@ public final class VerbsTransport implements ShuffleTransport {
 
   static long handle(RdmaCmId id) {
     return ((NatObject) id).getObjId();
+  }
+
+  /**
+   * spark.shuffle.rdma.verbs.trafficClass on a cm id: the kernel reads it when it resolves
+   * the route (and a listening id's when it listens), so this comes before either. Nothing
+   * when unset (the device default applies).
+   */
+  static void setTrafficClass(RdmaCmId id, OptionalInt tos) throws IOException {
+    if (tos.isEmpty()) {
+      return;
+    }
+    try {
+      CmNative.setTos(handle(id), tos.getAsInt());
+    } catch (IOException e) {
+      throw new IOException("cannot set the RoCE traffic class "
+          + RdmaConf.VERBS_TRAFFIC_CLASS().key() + "="
+          + tos.getAsInt() + ": " + e.getMessage() + " (unset it to keep the device default)",
+          e);
+    }
   }
 
   /** A teardown step whose failure must not stop the rest. */

@@ -84,6 +84,31 @@ public final class RdmaSysfs {
     }
   }
 
+  /** rdma_cm's configfs tree (present when configfs is mounted and rdma_cm is loaded). */
+  public Path rdmaCmConfig() {
+    return sys.resolve("kernel/config/rdma_cm");
+  }
+
+  /**
+   * The file holding rdma_cm's default ToS for connections on a port that set none; it
+   * exists only once someone created the device's directory ({@code mkdir
+   * /sys/kernel/config/rdma_cm/<dev>}, which changes no setting).
+   */
+  public Path defaultRoceTosFile(String device, int port) {
+    return rdmaCmConfig().resolve(device).resolve("ports").resolve(Integer.toString(port))
+        .resolve("default_roce_tos");
+  }
+
+  /** rdma_cm's default ToS of a port, if configfs shows it. */
+  public OptionalInt defaultRoceTos(String device, int port) {
+    String v = read(defaultRoceTosFile(device, port));
+    try {
+      return v.isEmpty() ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(v));
+    } catch (NumberFormatException e) {
+      return OptionalInt.empty();
+    }
+  }
+
   /** "4: ACTIVE" becomes "ACTIVE"; "5: LinkUp" becomes "LinkUp". */
   static String stateName(String raw) {
     int colon = raw.indexOf(':');

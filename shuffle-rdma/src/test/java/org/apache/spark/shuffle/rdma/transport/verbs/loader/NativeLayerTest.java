@@ -170,7 +170,7 @@ class NativeLayerTest {
    * The plugin's own CM calls (CmNative, for connection authentication and READ depths) bind
    * to the bundled library through the isolated loader: with no event fetched on this thread
    * there is no private data and no depths; the device query refuses a null context;
-   * connect/accept with depths and private data and reject refuse a null handle.
+   * connect/accept with depths and private data, reject and setTos refuse a null handle.
    */
   @Test
   void authenticationCallsBindAndFailCleanlyOnNullHandles() throws Exception {
@@ -202,6 +202,16 @@ class NativeLayerTest {
         assertTrue(e.getCause() instanceof IOException, name + " threw " + e.getCause());
         assertTrue(e.getCause().getMessage().contains("null handle"), e.getCause().getMessage());
       }
+    }
+    // spark.shuffle.rdma.verbs.trafficClass: bound, and refusing a null id.
+    Method tos = cm.getDeclaredMethod("setTos", long.class, int.class);
+    tos.setAccessible(true);
+    try {
+      tos.invoke(null, 0L, 106);
+      fail("setTos with a null handle must throw");
+    } catch (InvocationTargetException e) {
+      assertTrue(e.getCause() instanceof IOException, "setTos threw " + e.getCause());
+      assertTrue(e.getCause().getMessage().contains("null handle"), e.getCause().getMessage());
     }
   }
 
