@@ -50,6 +50,9 @@ final class ExecutorRuntime implements AutoCloseable {
   private final RdmaMetricsSource metrics;
   private final WriterChecksums checksums;
   private final boolean verifyChecksums;
+  /** Committed outputs whose registration failed: served unregistered (a counter). */
+  private final java.util.concurrent.atomic.AtomicLong registrationFailures =
+      new java.util.concurrent.atomic.AtomicLong();
   private final LocalOutputCheck localCheck = new LocalOutputCheck() {
     @Override
     public String integrityProblem(int shuffleId, long mapId) {
@@ -142,8 +145,22 @@ final class ExecutorRuntime implements AutoCloseable {
   void committed(int shuffleId, long mapId) throws IOException {
     File data = resolver.getDataFile(shuffleId, mapId);
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
-    MapOutputDescriptor d = registry.register(shuffleId, mapId, data, index,
-        checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
+    MapOutputDescriptor d;
+    try {
+      d = registry.register(shuffleId, mapId, data, index,
+          checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
+    } catch (IOException e) {
+      // Memlock exhausted, a closed transport: the output is still Spark's ordinary files,
+      // served by the block manager like the sort shuffle's; failing the task would only
+      // make Spark run it again into the same limit.
+      long n = registrationFailures.incrementAndGet();
+      if (RareLog.due(n)) {
+        LOG.warn("map output {} of shuffle {} could not be registered for remote READ ({}); "
+            + "its blocks are read through Spark's block transfer service ({} outputs so "
+            + "far, registry.registrationFailures)", mapId, shuffleId, e.getMessage(), n);
+      }
+      return;
+    }
     if (d == null) {
       long n = registry.outputsOverCap();
       if (RareLog.due(n)) {
@@ -192,6 +209,7 @@ final class ExecutorRuntime implements AutoCloseable {
     m.put("registry.registrations", registry.registrations());
     m.put("registry.bytes", registry.registeredBytes());
     m.put("registry.outputsOverCap", registry.outputsOverCap());
+    m.put("registry.registrationFailures", registrationFailures.get());
     m.put("metadata.tableFetches", tables.tableFetches());
     return m;
   }

@@ -181,19 +181,32 @@ public final class MapOutputRegistry {
     } catch (IOException e) {
       StorageUtils.dispose(mapping);
       // The kernel refused to pin this kind of mapping: the transport may know a mode that
-      // works (verbs: PRIVATE copies); it keeps using that one afterwards.
-      FileChannel.MapMode fallback = transport.registrationFallback(mode, e);
-      if (fallback == null || fallback == mode) {
-        throw e;
-      }
-      mapping = map(file, fallback, offset, length);
-      try {
-        region = transport.register(mapping, backing, fallback,
-            new MappedFileSource(file, offset));
-      } catch (IOException | RuntimeException e2) {
-        StorageUtils.dispose(mapping);
-        e2.addSuppressed(e);
-        throw e2;
+      // works (verbs: shared read-write, then private copies); it keeps using it afterwards.
+      // Any other failure has no fallback and fails the registration.
+      region = null;
+      IOException last = e;
+      FileChannel.MapMode tried = mode;
+      while (region == null) {
+        FileChannel.MapMode fallback = transport.registrationFallback(tried, last);
+        if (fallback == null || fallback == tried) {
+          if (last != e) {
+            last.addSuppressed(e);
+          }
+          throw last;
+        }
+        tried = fallback;
+        mapping = map(file, fallback, offset, length);
+        try {
+          region = transport.register(mapping, backing, fallback,
+              new MappedFileSource(file, offset));
+        } catch (IOException e2) {
+          StorageUtils.dispose(mapping);
+          last = e2;
+        } catch (RuntimeException e2) {
+          StorageUtils.dispose(mapping);
+          e2.addSuppressed(e);
+          throw e2;
+        }
       }
     } catch (RuntimeException e) {
       StorageUtils.dispose(mapping);

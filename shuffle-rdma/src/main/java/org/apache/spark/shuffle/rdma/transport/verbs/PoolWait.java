@@ -9,8 +9,10 @@ package org.apache.spark.shuffle.rdma.transport.verbs;
  * guarded by the channel's lock). Pool memory comes back when reads complete and when tasks
  * release fetched blocks; the second may never happen while the waiting read is needed
  * first (a task that zips two shuffles consumes one input whole while the other's fetched
- * blocks sit in the pool). Waiting is right while memory keeps coming back; past
- * {@code waitNanos} with none found, the read lands outside the pool instead.
+ * blocks sit in the pool). Waiting is right while reads on the wire hold pool memory (it
+ * comes back as they complete: a busy pool, as on any slow or loaded fabric); the clock runs
+ * only while none does, all of the pool held by unconsumed blocks, and past
+ * {@code waitNanos} the read lands outside the pool instead.
  */
 public final class PoolWait {
   private static final long NOT_WAITING = Long.MIN_VALUE;

@@ -7,6 +7,7 @@ package org.apache.spark.shuffle.rdma.transport.verbs.impl;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.Set;
 
 import com.ibm.disni.util.MemoryUtils;
@@ -32,6 +33,11 @@ final class ReceivePool {
   private final IbvPd pd;
   /** Reads that landed outside the pool and are not released yet (deregistered at close). */
   private final Set<OverflowLanding> overflows = ConcurrentHashMap.newKeySet();
+  /**
+   * Blocks allocated to reads not yet completed: memory that comes back without any task
+   * consuming anything. While there are some, a read waiting for memory is not stuck.
+   */
+  private final AtomicLong posted = new AtomicLong();
 
   ReceivePool(IbvPd pd, long configuredBytes) throws IOException {
     this.pd = pd;
@@ -71,7 +77,18 @@ final class ReceivePool {
         hungry.remove(waiter);
       }
     }
+    if (off >= 0) {
+      posted.incrementAndGet();
+    }
     return off;
+  }
+
+  /**
+   * True while some pool memory belongs to reads still on the wire: it comes back by itself.
+   * When none does, all of it is held by fetched blocks tasks have not released.
+   */
+  boolean memoryComing() {
+    return posted.get() > 0;
   }
 
   /**
@@ -90,6 +107,7 @@ final class ReceivePool {
 
   /** The completed read's bytes as a buffer the callee may retain. */
   PooledManagedBuffer buffer(long offset, int length) {
+    posted.decrementAndGet();
     ByteBuffer view = arena.duplicate();
     view.limit((int) offset + length).position((int) offset);
     return new PooledManagedBuffer(view.slice(), offset, recycler);
@@ -97,6 +115,7 @@ final class ReceivePool {
 
   /** Gives back a block whose read failed (no buffer was handed out). */
   void free(long offset) {
+    posted.decrementAndGet();
     recycle(offset);
   }
 

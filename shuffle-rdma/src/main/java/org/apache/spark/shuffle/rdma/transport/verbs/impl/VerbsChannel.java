@@ -293,10 +293,14 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
         }
         long off = pool.allocate(r.length(), this);
         OverflowLanding own = null;
-        if (off >= 0) {
+        if (off >= 0 || pool.memoryComing()) {
+          // Memory is free, or reads on the wire will free some: a busy pool, not a held one.
           poolWait.memoryFound();
+          if (off < 0) {
+            break; // the pool calls pump() again on release
+          }
         } else if (!poolWait.givesUp(now)) {
-          break; // the pool calls pump() again on release, the agent's tick in any case
+          break; // all of it held by unconsumed blocks: the agent's tick pumps again
         } else {
           try {
             own = pool.overflow(r.length());
@@ -471,7 +475,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
         return;
       }
       oldest = slots.oldestPostNanos();
-      hungry = !waiting.isEmpty() && poolWait.waiting();
+      hungry = !waiting.isEmpty();
     }
     if (hungry) {
       pump();

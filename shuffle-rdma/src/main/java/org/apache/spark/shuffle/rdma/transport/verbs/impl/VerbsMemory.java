@@ -21,6 +21,7 @@ import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice;
+import org.apache.spark.shuffle.rdma.transport.verbs.MappingRefusal;
 import org.apache.spark.shuffle.rdma.transport.verbs.OdpChoice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,23 +94,42 @@ final class VerbsMemory {
   }
 
   /**
-   * In auto, a shared mapping the kernel refused to pin falls back to PRIVATE (copies),
-   * once, logged; an explicitly configured mode never changes.
+   * In auto, a mapping the kernel refused to pin (EFAULT, see {@link MappingRefusal}) falls
+   * back to the next mode (shared read-write, then private copies), logged; the kernel will
+   * refuse the same for every output, so that mode is used from then on. Any other failure
+   * (memlock, a closed transport) gets no fallback: null, and the registration fails. An
+   * explicitly configured mode never changes.
    */
   FileChannel.MapMode fallback(FileChannel.MapMode failed, IOException why) {
-    if (!mapChoice.mayFallBack || failed == FileChannel.MapMode.PRIVATE) {
+    if (!mapChoice.mayFallBack) {
+      return null;
+    }
+    MapModeChoice.Mode failedMode = modeOf(failed);
+    MapModeChoice.Mode next = failedMode == null ? null
+        : MappingRefusal.next(failedMode, why.getMessage());
+    if (next == null) {
       return null;
     }
     synchronized (this) {
-      if (mapMode != MapModeChoice.Mode.PRIVATE) {
-        mapMode = MapModeChoice.Mode.PRIVATE;
-        LOG.warn("verbs: registering a {} mapping failed ({}); map outputs are mapped PRIVATE "
-            + "from now on: the kernel pins a private copy of every page (see "
-            + "transport.pinnedCopiedBytes and spark.shuffle.rdma.verbs.mapMode)",
-            failed, why.getMessage());
+      if (mapMode.ordinal() < next.ordinal()) {
+        mapMode = next;
+        LOG.warn("verbs: the kernel refused to pin a {} mapping ({}); map outputs are mapped "
+            + "{} from now on{} (see spark.shuffle.rdma.verbs.mapMode)", failedMode,
+            why.getMessage(), next, next == MapModeChoice.Mode.PRIVATE
+                ? ": the kernel pins a private copy of every page (transport.pinnedCopiedBytes)"
+                : "");
       }
     }
-    return FileChannel.MapMode.PRIVATE;
+    return next.fileMode;
+  }
+
+  private static MapModeChoice.Mode modeOf(FileChannel.MapMode m) {
+    for (MapModeChoice.Mode mode : MapModeChoice.Mode.values()) {
+      if (mode.fileMode == m) {
+        return mode;
+      }
+    }
+    return null;
   }
 
   /**
