@@ -112,6 +112,22 @@ abstract class RdmaShuffleSuiteBase(serializer: Option[String]) extends AnyFunSu
     assert(fetches >= 1 && fetches <= 2, s"$fetches table fetches for one shuffle on 2 executors")
   }
 
+  test("unregistering shuffle ids never registered is a no-op on the driver and executors") {
+    // Spark's next line calls unregisterShuffle on every shuffle manager for ids it cleans
+    // up, also on managers that never registered them.
+    val sc = spark.sparkContext
+    val rdd = sc.parallelize(1 to 4000, 4).map(i => (i % 40, i.toLong)).reduceByKey(_ + _, 4)
+    val expected = rdd.collect().toMap
+    val outputs = clusterTotals()("registry.outputs")
+    val unknown = 987654
+    assert(sc.env.shuffleManager.unregisterShuffle(unknown))
+    val onExecutors = sc.parallelize(1 to 8, 8)
+      .map(_ => org.apache.spark.SparkEnv.get.shuffleManager.unregisterShuffle(unknown)).collect()
+    assert(onExecutors.forall(identity))
+    assert(clusterTotals()("registry.outputs") == outputs, "registrations changed")
+    assert(rdd.collect().toMap == expected, "the live shuffle must still read the same")
+  }
+
   test("unregistering shuffles releases every registration") {
     spark.sparkContext.parallelize(1 to 1000, 4).map(i => (i % 10, i)).groupByKey(4).count()
     // Drop every shuffle Spark still tracks, the way ContextCleaner does.
