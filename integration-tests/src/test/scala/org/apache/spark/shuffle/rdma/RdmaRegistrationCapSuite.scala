@@ -16,16 +16,15 @@ import org.scalatest.funsuite.AnyFunSuite
  * others through Spark's own block transfer service; no executor ever holds more than the
  * cap registered; after the shuffle is cleaned up, new outputs register again.
  */
-class RdmaRegistrationCapSuite extends AnyFunSuite {
-  import ClusterSupport._
-
-  private val cap = 256L * 1024
-  private val maps = 12
-  private val reducers = 4
+object RdmaRegistrationCapSuite {
+  val Cap: Long = 256L * 1024
+  val Maps = 12
+  val Reducers = 4
 
   /** ~96 KiB of incompressible values per map output: the cap holds two per executor. */
-  private def job(sc: SparkContext): Seq[(Int, Long)] =
-    sc.parallelize(0 until maps, maps).flatMap { m =>
+  def job(sc: SparkContext): Seq[(Int, Long)] = {
+    val reducers = Reducers
+    sc.parallelize(0 until Maps, Maps).flatMap { m =>
       val rnd = new java.util.Random(77L + m)
       Iterator.tabulate(96) { i =>
         val v = new Array[Byte](1024)
@@ -34,6 +33,15 @@ class RdmaRegistrationCapSuite extends AnyFunSuite {
       }
     }.groupByKey(reducers).mapValues(_.map(v => java.util.Arrays.hashCode(v).toLong).sum)
       .collect().toSeq.sortBy(_._1)
+  }
+}
+
+class RdmaRegistrationCapSuite extends AnyFunSuite {
+  import ClusterSupport._
+  import RdmaRegistrationCapSuite._
+
+  private val cap = Cap
+  private val maps = Maps
 
   private def perExecutor(key: String): Map[String, Long] =
     RdmaShuffleManager.clusterStats().asScala.map { case (e, m) =>
