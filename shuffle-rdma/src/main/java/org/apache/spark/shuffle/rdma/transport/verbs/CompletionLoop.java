@@ -167,7 +167,9 @@ public final class CompletionLoop {
 
   private void adopt() {
     Served s;
+    boolean any = false;
     while ((s = added.poll()) != null) {
+      any = true;
       if (count == served.length) {
         served = Arrays.copyOf(served, count * 2);
         cqs = Arrays.copyOf(cqs, count * 2);
@@ -178,6 +180,9 @@ public final class CompletionLoop {
       failures[count] = 0;
       count++;
       drain(count - 1); // arms it: no event can come before
+    }
+    if (any) {
+      flush(); // reads it completed before it was adopted must not wait for the next event
     }
   }
 

@@ -127,6 +127,7 @@ class CompletionLoopTest {
     assertEquals(1, b.drains);
     assertEquals(1, c.drains);
     assertEquals(3, loop.rearms());
+    assertEquals(1, flushes, "what the adoption drains completed goes out at once");
   }
 
   private void fire(long cq) {
