@@ -64,7 +64,7 @@ cat "$work/client.log"
 wait "$server_pid" || status=$((status == 0 ? 1 : status))
 server_pid=
 echo "-- server log"; tail -n 50 "$work/server.log"
-{ grep -E "rounds|: ok|PASS|client stats|reads of at most|reads failed|pinned|map mode|stopped cleanly|READ depth" "$work/client.log" "$work/server.log" -h || true; } | while read -r l; do phase "  $l"; done
+{ grep -E "rounds|: ok|PASS|client stats|reads of at most|reads failed|pinned|map mode|stopped cleanly|READ depth|CQ drains" "$work/client.log" "$work/server.log" -h || true; } | while read -r l; do phase "  $l"; done
 [[ $status -eq 0 ]] || { phase "verbs self-test FAILED (status $status)"; exit "$status"; }
 
 # The Spark job: the README's demo (sort shuffle, then the RDMA manager, in one driver) on

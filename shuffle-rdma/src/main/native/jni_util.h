@@ -20,7 +20,7 @@
  * What NativeIdentity.version() returns (identity.c); LibraryIdentity.EXPECTED must equal
  * it. Bump both when the Java side starts relying on a new native behaviour.
  */
-#define SHUFFLE_RDMA_NATIVE_VERSION "shuffle-rdma-native 3"
+#define SHUFFLE_RDMA_NATIVE_VERSION "shuffle-rdma-native 4"
 
 #define JNI_FN(name) Java_com_ibm_disni_verbs_impl_NativeDispatcher__1##name
 

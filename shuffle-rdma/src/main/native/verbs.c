@@ -138,6 +138,9 @@ JNIEXPORT jlong JNICALL JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong contex
     throw_io_errno(env, "ibv_create_cq (handle table)", ENOMEM);
     return -1;
   }
+  /* Events carry cq_context: its own handle lets CqEvents.waitCqEvent name the CQ that fired
+   * (libibverbs only reads the field back; no event can come before the first arm). */
+  cq->cq_context = (void *)(uintptr_t)handle;
   return handle;
 }
 
@@ -336,7 +339,8 @@ JNIEXPORT jint JNICALL JNI_FN(reqNotifyCQ)(JNIEnv *env, jobject self, jlong cq, 
  * Waits up to timeout ms (negative: forever) for a completion event on the channel and
  * returns 0 when one came, -1 otherwise. The event is acknowledged here: DiSNI's Java side
  * cannot tell which CQ fired when several share a channel, and an unacknowledged event
- * would make ibv_destroy_cq wait forever. _ackCqEvent is therefore a no-op.
+ * would make ibv_destroy_cq wait forever. _ackCqEvent is therefore a no-op. The verbs
+ * transport waits with CqEvents.waitCqEvent instead (cq_events.c), which names the CQ.
  */
 JNIEXPORT jint JNICALL JNI_FN(getCqEvent)(JNIEnv *env, jobject self, jlong channel,
                                           jint timeout) {

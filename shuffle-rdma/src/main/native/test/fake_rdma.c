@@ -20,6 +20,10 @@ int fake_last_option_level, fake_last_option_name;
 uint8_t fake_last_option_value[8];
 size_t fake_last_option_len;
 struct ibv_qp fake_qp;
+struct ibv_cq fake_cq;
+struct ibv_cq *fake_event_cq;
+atomic_int fake_acked_events;
+struct ibv_cq *fake_acked_cq;
 
 void fake_rdma_reset(void) {
   for (int i = 0; i < FAKE_CALLS; i++) {
@@ -32,6 +36,10 @@ void fake_rdma_reset(void) {
   fake_last_option_level = fake_last_option_name = -1;
   memset(fake_last_option_value, 0, sizeof(fake_last_option_value));
   fake_last_option_len = 0;
+  memset(&fake_cq, 0, sizeof(fake_cq));
+  fake_event_cq = NULL;
+  atomic_store(&fake_acked_events, 0);
+  fake_acked_cq = NULL;
 }
 
 /* Counts the call and returns the errno it should fail with (0: succeed). */
@@ -122,4 +130,40 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms) {
   (void)id;
   (void)timeout_ms;
   return cm_result(called(FAKE_RESOLVE_ROUTE));
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+                             struct ibv_comp_channel *channel, int comp_vector) {
+  (void)comp_vector;
+  int err = called(FAKE_CREATE_CQ);
+  if (err != 0) {
+    errno = err;
+    return NULL;
+  }
+  fake_cq.context = context;
+  fake_cq.channel = channel;
+  fake_cq.cqe = cqe;
+  fake_cq.cq_context = cq_context;
+  return &fake_cq;
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context) {
+  int err = called(FAKE_GET_CQ_EVENT);
+  char byte;
+  if (read(channel->fd, &byte, 1) != 1) {
+    return -1; /* errno from read */
+  }
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  *cq = fake_event_cq;
+  *cq_context = fake_event_cq->cq_context;
+  return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) {
+  called(FAKE_ACK_CQ_EVENTS);
+  fake_acked_cq = cq;
+  atomic_fetch_add(&fake_acked_events, (int)nevents);
 }

@@ -29,6 +29,9 @@ enum fake_call {
   FAKE_CREATE_QP,
   FAKE_SET_OPTION,
   FAKE_RESOLVE_ROUTE,
+  FAKE_CREATE_CQ,
+  FAKE_GET_CQ_EVENT,
+  FAKE_ACK_CQ_EVENTS,
   FAKE_CALLS
 };
 
@@ -52,6 +55,18 @@ extern size_t fake_last_option_len;
 
 /* The QP rdma_create_qp hands out (id->qp points here after a successful call). */
 extern struct ibv_qp fake_qp;
+
+/* The CQ ibv_create_cq hands out (its cq_context is what the caller passed). */
+extern struct ibv_cq fake_cq;
+
+/*
+ * ibv_get_cq_event reads one byte from the channel's fd (a test writes it to a pipe) and
+ * reports fake_event_cq with its cq_context; ibv_ack_cq_events adds to fake_acked_events
+ * and remembers the CQ in fake_acked_cq.
+ */
+extern struct ibv_cq *fake_event_cq;
+extern atomic_int fake_acked_events;
+extern struct ibv_cq *fake_acked_cq;
 
 void fake_rdma_reset(void);
 

@@ -53,6 +53,11 @@ final class CallbackDispatcher {
     }
   }
 
+  /** Tasks handed to the threads so far (exact once they ran; for tests). */
+  long tasksDispatched() {
+    return executor.getTaskCount();
+  }
+
   /** Lets the queued callbacks finish (up to 10 s), then stops the threads. */
   void shutdown() {
     executor.shutdown();

@@ -15,12 +15,14 @@ import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.impl.NatObject;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
+import org.apache.spark.shuffle.rdma.transport.verbs.CompletionLoop;
 import org.apache.spark.shuffle.rdma.transport.verbs.PoolWait;
 import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
@@ -35,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * executor; with spark.shuffle.rdma.verbs.queuePairsPerPeer above 1 it is one lane of a
  * {@link StripedChannel}. Its job is the life of each read: queue, post, complete, retry or
  * fail. The {@link VerbsConnector} creates it and its QP, its {@link OutboundConnection}
- * activates it when the handshake is done, its {@link CompletionAgent} hands it completions.
+ * activates it when the handshake is done, its {@link CompletionAgent} drains its CQ when
+ * it fired.
  *
  * <p>Reads queue here and are posted as chains of RDMA READ work requests (one
  * ibv_post_send, one doorbell per chain, by its {@link ReadChainPoster}) while a slot and
@@ -45,8 +48,9 @@ import org.slf4j.LoggerFactory;
  * others wait here and are posted as completions free slots. Posting reuses pre-built
  * SVCPostSend objects (one per chain length), so the hot path allocates nothing in DiSNI.
  * Completions arrive on the owning {@link CompletionAgent}, which only polls: each
- * completed read's callback runs on the {@link CallbackDispatcher}, and its receive-pool
- * memory returns to the pool after the callback.
+ * completed read's callback runs on the {@link CallbackDispatcher} (a drain's reads go
+ * there in batches, {@link CallbackBatcher}), and its receive-pool memory returns to the
+ * pool after the callback.
  *
  * <p>Failures are isolated per read ({@link ReadRecovery}): a completion with its own error
  * fails that read only. The QP is then in error and the device flushes every other posted
@@ -62,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * ({@link PoolWait}); then it lands in memory of its own ({@link OverflowLanding}), so fetched
  * blocks a task holds unconsumed can slow reads down but never stall them.
  */
-final class VerbsChannel implements TransportChannel, CqPoller.Sink {
+final class VerbsChannel implements TransportChannel, CqPoller.Sink, CompletionLoop.Served {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsChannel.class);
   private static final int MAX_CHAIN = ReadChainPoster.MAX_CHAIN;
   /** After a failure, how long flushed completions may take before forced teardown. */
@@ -111,6 +115,8 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   // Completion agent thread only (the poller is built on the CM thread before the hand-over).
   private final List<ReadRequest> toRetry = new ArrayList<>();
   private CqPoller poller;
+  /** The CQ's native handle: what CqEvents names when this CQ fired. */
+  private long cqHandle;
 
   VerbsChannel(VerbsConnector connector, PeerAddress peer, int lane, RdmaCmId id,
       CompletionAgent agent, CompletableFuture<VerbsChannel> established, int depth) {
@@ -182,6 +188,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
       state = State.ACTIVE;
     }
     poller = new CqPoller(cq);
+    cqHandle = ((NatObject) cq).getObjId();
     agent.add(this);
     established.complete(this);
   }
@@ -369,8 +376,17 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
 
   // ---- completions, on the completion agent's thread ----
 
-  /** Drains and re-arms the CQ, then re-posts flushed reads and posts waiting ones. */
-  void drainCompletions() {
+  @Override
+  public long cq() {
+    return cqHandle;
+  }
+
+  /**
+   * Drains and re-arms the CQ, then re-posts flushed reads and posts waiting ones. Completed
+   * reads collect in the agent's {@link CallbackBatcher}; the agent hands them over after.
+   */
+  @Override
+  public void drain() {
     if (poller == null) {
       return;
     }
@@ -379,15 +395,30 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     } catch (IOException e) {
       fail(new IOException("polling completions of " + peer + " failed: " + e.getMessage(), e));
     }
+    retryFlushed();
+    pump();
+  }
+
+  /**
+   * The agent caught {@code why} from this channel (a bug in completion handling): fail it
+   * as any broken connection, so its reads fail or are retried and the agent serves on.
+   */
+  @Override
+  public void failDraining(Throwable why) {
+    fail(new IOException("handling completions of " + peer + " failed: " + why, why));
+    retryFlushed(); // reads whose slots were already freed must not be lost with the drain
+  }
+
+  private void retryFlushed() {
     if (!toRetry.isEmpty()) {
       CompletableFuture<VerbsChannel> next;
       synchronized (this) {
         next = successor;
       }
-      forwardTo(next, new ArrayList<>(toRetry), true);
+      List<ReadRequest> reads = new ArrayList<>(toRetry);
       toRetry.clear();
+      forwardTo(next, reads, true);
     }
-    pump();
   }
 
   /** One work completion: decide (under the lock), then act (callbacks on the executor). */
@@ -425,16 +456,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
       PooledManagedBuffer data = own != null ? own.buffer(r.length()) : pool.buffer(off, r.length());
       stats.readsCompleted.incrementAndGet();
       stats.bytesRead.addAndGet(r.length());
-      ReadRequest done = r;
-      connector.callbacks().dispatch(() -> {
-        try {
-          done.callback().onSuccess(done, data);
-        } catch (RuntimeException e) {
-          failRead(done, e);
-        } finally {
-          data.release(); // pool memory returns only after the callback
-        }
-      });
+      agent.callbacks().success(r, data); // its memory returns after the callback
       return;
     }
     if (own != null) {
@@ -460,14 +482,16 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
     if (brokeByThisRead) {
       failByReadError(e);
     }
-    failRead(r, e);
+    stats.readsFailed.incrementAndGet();
+    agent.callbacks().failure(r, e);
   }
 
   /**
    * Agent tick: read timeouts, and a pump for reads waiting on pool memory (a held pool wakes
    * no one, so the wait is ended from here).
    */
-  void checkTimeouts(long now) {
+  @Override
+  public void checkTimeouts(long now) {
     long oldest;
     boolean hungry;
     synchronized (this) {
@@ -487,12 +511,14 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   }
 
   /** Agent thread, once {@link #readyForTeardown}: the CQ is never polled again. */
-  void tearDown() {
+  @Override
+  public void tearDown() {
     connector.destroy(this);
   }
 
   /** True once failed and every posted read completed, or the flush grace ran out. */
-  synchronized boolean readyForTeardown(long now) {
+  @Override
+  public synchronized boolean readyForTeardown(long now) {
     return state == State.FAILED
         && (slots == null || slots.inFlight() == 0 || now - failedAt > FLUSH_GRACE_NANOS);
   }
@@ -527,7 +553,7 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink {
   /**
    * A read's own error broke the QP: stop posting, start the replacement connection now (so
    * it is being set up while the flushed completions drain), move the waiting reads to it,
-   * and disconnect. The flushed reads follow from {@link #drainCompletions}.
+   * and disconnect. The flushed reads follow from {@link #drain}.
    */
   private void failByReadError(IOException cause) {
     CompletableFuture<VerbsChannel> next = new CompletableFuture<>();

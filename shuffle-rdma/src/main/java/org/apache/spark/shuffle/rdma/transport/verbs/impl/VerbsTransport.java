@@ -131,16 +131,17 @@ public final class VerbsTransport implements ShuffleTransport {
       stats.queuePairsPerPeer.set(queuePairsPerPeer);
       memory = new VerbsMemory(context, settings.conf(), stats);
       undo.add(0, memory::free);
-      agents = new CompletionAgent[settings.conf().verbsCompletionThreads()];
-      for (int i = 0; i < agents.length; i++) {
-        CompletionAgent a = new CompletionAgent(context, "rdma-completions-" + i);
-        agents[i] = a;
-        undo.add(0, a::destroy);
-      }
       int port = ((InetSocketAddress) listenId.getSource()).getPort();
       this.localAddress = new PeerAddress(bindIp, port);
       this.callbacks = new CallbackDispatcher(settings.numUsableCores(),
           "rdma-callbacks-" + port + "-");
+      agents = new CompletionAgent[settings.conf().verbsCompletionThreads()];
+      for (int i = 0; i < agents.length; i++) {
+        CompletionAgent a = new CompletionAgent(context, "rdma-completions-" + i, callbacks,
+            stats.readsFailed);
+        agents[i] = a;
+        undo.add(0, a::destroy);
+      }
       // The CM thread starts after construction, so the acceptor exists by its first event.
       this.cm = new CmEventLoop(eventChannel, this::onConnectRequest, "rdma-cm-" + port);
       this.acceptor = new VerbsAcceptor(stats, cm, contextHandle, memory,

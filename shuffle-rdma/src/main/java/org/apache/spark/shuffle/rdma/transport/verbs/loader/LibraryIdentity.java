@@ -22,7 +22,7 @@ import java.nio.file.Path;
  */
 public final class LibraryIdentity {
   /** The version string identity.c returns (SHUFFLE_RDMA_NATIVE_VERSION in jni_util.h). */
-  public static final String EXPECTED = "shuffle-rdma-native 3";
+  public static final String EXPECTED = "shuffle-rdma-native 4";
   public static final String SYMBOL =
       "Java_org_apache_spark_shuffle_rdma_transport_verbs_loader_isolated_NativeIdentity_version";
 

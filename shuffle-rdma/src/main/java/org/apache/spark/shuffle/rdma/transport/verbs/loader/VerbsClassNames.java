@@ -23,6 +23,9 @@ public final class VerbsClassNames {
   /** The plugin's own RDMA-CM calls (connection authentication); NativeLayerTest binds them. */
   public static final String CM_NATIVE =
       "org.apache.spark.shuffle.rdma.transport.verbs.impl.CmNative";
+  /** The plugin's own wait for a CQ event that names the CQ; NativeLayerTest binds it. */
+  public static final String CQ_EVENTS =
+      "org.apache.spark.shuffle.rdma.transport.verbs.impl.CqEvents";
   /**
    * The two classes that log each connection's READ depths at debug: the reader's side
    * (offered, granted) and the server's (requested, granted). The self-test turns them on.
@@ -35,7 +38,7 @@ public final class VerbsClassNames {
   public static final String DISNI_DISPATCHER = "com.ibm.disni.verbs.impl.NativeDispatcher";
 
   /** Every name above, for the test that they resolve. */
-  static final String[] ALL = {TRANSPORT, NATIVE_PROBE, NATIVE_IDENTITY, CM_NATIVE,
+  static final String[] ALL = {TRANSPORT, NATIVE_PROBE, NATIVE_IDENTITY, CM_NATIVE, CQ_EVENTS,
       OUTBOUND_CONNECTION, ACCEPTOR, DISNI_DISPATCHER};
 
   private VerbsClassNames() {}

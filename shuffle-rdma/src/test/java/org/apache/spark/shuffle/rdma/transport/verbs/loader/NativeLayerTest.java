@@ -215,6 +215,25 @@ class NativeLayerTest {
     }
   }
 
+  /**
+   * The completion agents' wait that names the CQ that fired (CqEvents, native/cq_events.c)
+   * binds to the bundled library through the isolated loader and refuses a null channel.
+   */
+  @Test
+  void cqEventWaitBindsAndFailsCleanlyOnANullChannel() throws Exception {
+    Class<?> events = Class.forName(VerbsClassNames.CQ_EVENTS, true, loader);
+    assertEquals(loader, events.getClassLoader());
+    Method wait = events.getDeclaredMethod("waitCqEvent", long.class, int.class);
+    wait.setAccessible(true);
+    try {
+      wait.invoke(null, 0L, 0);
+      fail("waitCqEvent with a null channel must throw");
+    } catch (InvocationTargetException e) {
+      assertTrue(e.getCause() instanceof IOException, "waitCqEvent threw " + e.getCause());
+      assertTrue(e.getCause().getMessage().contains("null handle"), e.getCause().getMessage());
+    }
+  }
+
   /** Boxed zero of a primitive type (a ternary would promote them all to long). */
   private static Object zero(Class<?> t) {
     if (t == long.class) {
