@@ -32,7 +32,8 @@ class KubernetesTemplatesSuite extends AnyFunSuite with BeforeAndAfterAll {
     new File("..").getCanonicalPath), "conf-templates/kubernetes")
   private val executorTemplate = new File(dir, "executor-pod-template.yaml")
   private val driverTemplate = new File(dir, "driver-pod-template.yaml")
-  private val RdmaResource = "rdma/hca_shared_devices_a"
+  // The NVIDIA Network Operator's shared-device resource (ContainerFacts.SHARED_DEVICE_RESOURCE).
+  private val RdmaResource = "rdma/rdma_shared_device_a"
   private var client: KubernetesClient = _
 
   override def beforeAll(): Unit = {
@@ -90,8 +91,15 @@ class KubernetesTemplatesSuite extends AnyFunSuite with BeforeAndAfterAll {
 
     val init = pod.getSpec.getInitContainers.asScala.find(_.getName == "rdma-doctor")
     assert(init.isDefined, pod.getSpec.getInitContainers)
-    assert(init.get.getCommand.asScala.mkString(" ").contains(
+    // Same image as the executor, through the same entrypoint wrapper (so as uid 185 with
+    // what the wrapper gives it, as the executor), running the doctor.
+    assert(init.get.getImage === c.get("spark.kubernetes.container.image"))
+    assert(init.get.getCommand.asScala.toSeq === Seq("/opt/shuffle-rdma/rdma-entrypoint.sh"))
+    assert(init.get.getArgs.asScala.mkString(" ").contains(
       "shuffle-rdma.jar doctor /opt/spark/conf/spark-defaults.conf"))
+    // Nothing makes the pod non-root from the start (IPC_LOCK would never be effective).
+    assert(Option(container.getSecurityContext.getRunAsUser).isEmpty)
+    assert(Option(pod.getSpec.getSecurityContext).flatMap(s => Option(s.getRunAsUser)).isEmpty)
     assert(limit(init.get, RdmaResource) === Some("1"))
     assert(capabilities(init.get).contains("IPC_LOCK"))
   }
@@ -110,8 +118,14 @@ class KubernetesTemplatesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(props.get("spark.shuffle.rdma.port") === Some("0"))
     assert(props.contains("spark.shuffle.rdma.bindAddress"))
     assert(props.get("spark.jars").exists(_.contains("shuffle-rdma.jar")))
+    assert(props.get("spark.shuffle.rdma.maxRegisteredBytes") === Some("2g"))
     // The plugin accepts every spark.shuffle.rdma key of the template (bad ones fail here).
     val rdma = new RdmaShuffleConf(new SparkConf(false).setAll(props))
     assert(rdma.transport() === "auto")
+    // The overhead covers the receive pool and the registered-bytes cap (docs/kubernetes.md 3).
+    val overhead = c.getSizeAsBytes("spark.executor.memoryOverhead")
+    val pool = c.getSizeAsBytes("spark.shuffle.rdma.verbs.receivePoolSize", "128m")
+    val cap = c.getSizeAsBytes("spark.shuffle.rdma.maxRegisteredBytes")
+    assert(cap > 0 && overhead >= pool + cap + (384L << 20), s"overhead $overhead, cap $cap")
   }
 }

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 class LicenseHeaderTest {
   static final String MARK = "SPDX-License-Identifier: Apache-2.0";
-  private static final String[] DIRS = {"shuffle-rdma/src", "integration-tests", "bin", ".ci"};
+  private static final String[] DIRS = {"shuffle-rdma/src", "integration-tests", "bin", ".ci",
+      "conf-templates"};
 
   @Test
   void everySourceFileHasTheHeader() throws IOException {
@@ -51,7 +52,7 @@ class LicenseHeaderTest {
   private static boolean isSource(Path p) throws IOException {
     String n = p.getFileName().toString();
     if (n.endsWith(".java") || n.endsWith(".scala") || n.endsWith(".c") || n.endsWith(".h")
-        || n.endsWith(".sh") || n.endsWith(".py")) {
+        || n.endsWith(".sh") || n.endsWith(".py") || n.equals("Dockerfile")) {
       return true;
     }
     return !n.contains(".") && head(p).startsWith("#!");

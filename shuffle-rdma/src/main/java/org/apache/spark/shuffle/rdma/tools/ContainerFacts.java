@@ -19,6 +19,13 @@ import java.util.Map;
  * limits.conf. Reads below an injectable root and environment so tests can fake a pod.
  */
 final class ContainerFacts {
+  /**
+   * The RDMA shared device plugin's resource as the NVIDIA Network Operator's sample
+   * NicClusterPolicy advertises it ("rdma" prefix, resourceName rdma_shared_device_a); the
+   * one name the executor template requests and docs/kubernetes.md explains.
+   */
+  static final String SHARED_DEVICE_RESOURCE = "rdma/rdma_shared_device_a";
+
   /** cgroup path fragments container runtimes use (cgroup v1 paths, or v2 with nesting). */
   private static final String[] CGROUP_MARKERS = {
       "kubepods", "docker", "containerd", "cri-containerd", "crio", "libpod", "lxc"};

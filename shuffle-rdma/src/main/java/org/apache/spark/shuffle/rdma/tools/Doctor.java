@@ -260,9 +260,10 @@ final class Doctor {
       report.fail("no RDMA device in this container (/dev/infiniband/rdma_cm and uverbs* "
           + "absent); with transport=auto this executor runs on tcp", k8s
           ? "request one in the executor pod template: resources.limits "
-            + "rdma/hca_shared_devices_a: 1 (RDMA shared device plugin) or an SR-IOV VF "
-            + "through Multus (k8s.v1.cni.cncf.io/networks); see docs/kubernetes.md and "
-            + "conf-templates/kubernetes/"
+            + ContainerFacts.SHARED_DEVICE_RESOURCE + ": 1 (RDMA shared device plugin, the "
+            + "NVIDIA Network Operator's name; use the name your nodes advertise, kubectl "
+            + "describe node) or an SR-IOV VF through Multus (k8s.v1.cni.cncf.io/networks); "
+            + "see docs/kubernetes.md and conf-templates/kubernetes/"
           : "pass the devices: docker run --device=/dev/infiniband/rdma_cm "
             + "--device=/dev/infiniband/uverbs0 (one per device)");
     }
@@ -275,13 +276,41 @@ final class Doctor {
       return;
     }
     String shown = limit.isPresent() ? (limit.getAsLong() >> 10) + " KiB" : "unknown";
+    int uid = host.uid();
+    String runtimeDefault = "raise the runtime's default memlock on every node (containerd: "
+        + "LimitMEMLOCK=infinity in its systemd unit; CRI-O: default_ulimits = "
+        + "[\"memlock=-1:-1\"] in crio.conf), see docs/kubernetes.md";
+    if (uid > 0 && host.ipcLockIn("CapBnd")) {
+      // The runtime granted IPC_LOCK (pod spec capabilities.add) but this process is not
+      // root: without an ambient capability it never reaches the permitted/effective sets.
+      report.warn("CAP_IPC_LOCK granted to this container (in CapBnd) but not effective: this "
+          + "process runs as uid " + uid + " and a non-root process gets added capabilities "
+          + "only through the ambient set (CapAmb " + hex(host, "CapAmb") + ", CapPrm "
+          + hex(host, "CapPrm") + ", CapEff " + hex(host, "CapEff") + "), which Kubernetes "
+          + "never fills; memlock stays " + shown, k8s
+          ? "start the container through the image's entrypoint wrapper "
+            + "/opt/shuffle-rdma/rdma-entrypoint.sh (conf-templates/kubernetes/image/: as "
+            + "root it raises memlock and keeps IPC_LOCK as an ambient capability, then runs "
+            + "Spark as uid " + uid + "); or " + runtimeDefault
+          : "start the process as root and drop to uid " + uid + " keeping the capability "
+            + "(setpriv --inh-caps=+ipc_lock --ambient-caps=+ipc_lock, as "
+            + "conf-templates/kubernetes/image/rdma-entrypoint.sh does), or docker run "
+            + "--ulimit memlock=-1:-1");
+      return;
+    }
     report.warn("no CAP_IPC_LOCK and memlock " + shown + " (container runtimes default to "
         + "8 MiB, far below what registered map outputs need)", k8s
         ? "add IPC_LOCK to the executor container: securityContext.capabilities.add: "
-          + "[\"IPC_LOCK\"] (conf-templates/kubernetes/executor-pod-template.yaml); or raise "
-          + "the runtime's default memlock on every node: LimitMEMLOCK=infinity in the "
-          + "containerd/crio systemd unit (docs/kubernetes.md)"
+          + "[\"IPC_LOCK\"] (conf-templates/kubernetes/executor-pod-template.yaml)"
+          + (uid > 0 ? " and, as this process runs as uid " + uid + ", start it through the "
+            + "image's /opt/shuffle-rdma/rdma-entrypoint.sh (conf-templates/kubernetes/image/)"
+            : "") + "; or " + runtimeDefault
         : "docker run --cap-add=IPC_LOCK or --ulimit memlock=-1:-1");
+  }
+
+  private static String hex(HostFacts host, String set) {
+    OptionalLong caps = host.capabilities(set);
+    return caps.isPresent() ? String.format("%016x", caps.getAsLong()) : "unknown";
   }
 
   private boolean nativeLayer() {

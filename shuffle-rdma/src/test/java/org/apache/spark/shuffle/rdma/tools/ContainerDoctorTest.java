@@ -48,6 +48,17 @@ class ContainerDoctorTest {
         + memlock + "              bytes     \n");
   }
 
+  /** /proc/self/status of a process of the given uid with all four capability sets. */
+  private void procOf(int uid, String bnd, String prm, String eff, String amb, String memlock)
+      throws IOException {
+    write("proc/self/status", "Name:\tjava\nUid:\t" + uid + "\t" + uid + "\t" + uid + "\t" + uid
+        + "\nCapInh:\t" + amb + "\nCapPrm:\t" + prm + "\nCapEff:\t" + eff + "\nCapBnd:\t" + bnd
+        + "\nCapAmb:\t" + amb + "\n");
+    write("proc/self/limits", "Limit                     Soft Limit           Hard Limit  "
+        + "         Units     \nMax locked memory         " + memlock + "              "
+        + memlock + "              bytes     \n");
+  }
+
   private String doctor(Map<String, String> env) {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     VerbsPreflight pf = new VerbsPreflight(new RdmaSysfs(root), new HostFacts(root),
@@ -66,10 +77,11 @@ class ContainerDoctorTest {
     assertTrue(out.contains("[INFO] running in a container on Kubernetes "
         + "(KUBERNETES_SERVICE_HOST is set, cgroup path names kubepods)"), out);
     assertTrue(out.contains("[FAIL] no RDMA device in this container"), out);
-    assertTrue(out.contains("rdma/hca_shared_devices_a: 1"), out);
+    assertTrue(out.contains("rdma/rdma_shared_device_a: 1"), out);
     assertTrue(out.contains("no CAP_IPC_LOCK and memlock 8192 KiB"), out);
     assertTrue(out.contains("capabilities.add: [\"IPC_LOCK\"]"), out);
-    assertTrue(out.contains("LimitMEMLOCK=infinity in the containerd/crio systemd unit"), out);
+    assertTrue(out.contains("containerd: LimitMEMLOCK=infinity in its systemd unit"), out);
+    assertTrue(out.contains("CRI-O: default_ulimits = [\"memlock=-1:-1\"]"), out);
   }
 
   @Test
@@ -87,6 +99,59 @@ class ContainerDoctorTest {
   }
 
   @Test
+  void nonRootSparkUserWithIpcLockInThePodSpecIsToldItIsNotEffective() throws IOException {
+    // apache/spark images: uid 185. The pod adds IPC_LOCK, so it is in the bounding set, but
+    // a non-root process gets no permitted/effective/ambient capabilities from Kubernetes.
+    String bnd = String.format("%016x", Long.parseLong(DEFAULT_CAPS, 16) | (1L << 14));
+    String none = "0000000000000000";
+    procOf(185, bnd, none, none, none, "8388608");
+    write("dev/infiniband/rdma_cm", "");
+    write("dev/infiniband/uverbs0", "");
+    String out = doctor(POD_ENV);
+    assertTrue(out.contains("[WARN] CAP_IPC_LOCK granted to this container (in CapBnd) but not "
+        + "effective: this process runs as uid 185"), out);
+    assertTrue(out.contains("CapAmb 0000000000000000"), out);
+    assertTrue(out.contains("/opt/shuffle-rdma/rdma-entrypoint.sh"), out);
+    assertTrue(out.contains("default_ulimits"), out);
+    assertFalse(out.contains("add IPC_LOCK to the executor container"), out);
+  }
+
+  @Test
+  void nonRootWithoutIpcLockInThePodSpecNeedsBothFixes() throws IOException {
+    String none = "0000000000000000";
+    procOf(185, DEFAULT_CAPS, none, none, none, "8388608");
+    String out = doctor(POD_ENV);
+    assertTrue(out.contains("no CAP_IPC_LOCK and memlock 8192 KiB"), out);
+    assertTrue(out.contains("add IPC_LOCK to the executor container"), out);
+    assertTrue(out.contains("as this process runs as uid 185, start it through the image's "
+        + "/opt/shuffle-rdma/rdma-entrypoint.sh"), out);
+  }
+
+  @Test
+  void spawnedThroughTheWrapperTheSparkUserHasIpcLock() throws IOException {
+    // What rdma-entrypoint.sh leaves: IPC_LOCK inheritable + ambient, hence permitted and
+    // effective for uid 185 (KubernetesImageTest runs the wrapper for real).
+    String ipc = "0000000000004000";
+    String bnd = String.format("%016x", Long.parseLong(DEFAULT_CAPS, 16) | (1L << 14));
+    procOf(185, bnd, ipc, ipc, ipc, "8388608");
+    write("dev/infiniband/rdma_cm", "");
+    write("dev/infiniband/uverbs0", "");
+    String out = doctor(POD_ENV);
+    assertTrue(out.contains("[ OK ] CAP_IPC_LOCK in the container's effective capabilities"),
+        out);
+    assertFalse(out.contains("not effective"), out);
+  }
+
+  @Test
+  void executorTemplateRequestsTheResourceTheDoctorNames() throws IOException {
+    Path template = Path.of(System.getProperty("project.root", ".."),
+        "conf-templates/kubernetes/executor-pod-template.yaml");
+    String yaml = Files.readString(template);
+    assertTrue(yaml.contains(ContainerFacts.SHARED_DEVICE_RESOURCE + ": 1"), yaml);
+    assertFalse(yaml.contains("hca_shared_devices_a: 1"), yaml);
+  }
+
+  @Test
   void dockerWithoutKubernetesGetsDockerFixes() throws IOException {
     proc(DEFAULT_CAPS, "65536");
     write(".dockerenv", "");
@@ -94,7 +159,7 @@ class ContainerDoctorTest {
     assertTrue(out.contains("[INFO] running in a container (/.dockerenv exists)"), out);
     assertTrue(out.contains("docker run --device=/dev/infiniband/rdma_cm"), out);
     assertTrue(out.contains("--cap-add=IPC_LOCK"), out);
-    assertFalse(out.contains("hca_shared_devices_a"), out);
+    assertFalse(out.contains("rdma_shared_device_a"), out);
   }
 
   @Test

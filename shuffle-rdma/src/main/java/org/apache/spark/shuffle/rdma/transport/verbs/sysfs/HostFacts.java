@@ -53,17 +53,48 @@ public final class HostFacts {
 
   /** True when the effective capabilities include CAP_IPC_LOCK (then memlock does not apply). */
   public boolean hasIpcLock() {
+    return ipcLockIn("CapEff");
+  }
+
+  /**
+   * Whether CAP_IPC_LOCK is in one capability set of this process, as /proc/self/status
+   * shows it: "CapInh", "CapPrm", "CapEff", "CapBnd" or "CapAmb". In a container the bounding
+   * set holds what the runtime granted (the pod spec's capabilities.add); a non-root process
+   * has it effective only through the ambient set, which Kubernetes never fills.
+   */
+  public boolean ipcLockIn(String set) {
+    OptionalLong caps = capabilities(set);
+    return caps.isPresent() && (caps.getAsLong() & (1L << CAP_IPC_LOCK)) != 0;
+  }
+
+  /** A capability set of this process (hex bits from /proc/self/status); empty if unknown. */
+  public OptionalLong capabilities(String set) {
     for (String line : lines("proc/self/status")) {
-      if (line.startsWith("CapEff:")) {
+      if (line.startsWith(set + ":")) {
         try {
-          long caps = Long.parseUnsignedLong(line.substring(7).trim(), 16);
-          return (caps & (1L << CAP_IPC_LOCK)) != 0;
+          return OptionalLong.of(
+              Long.parseUnsignedLong(line.substring(set.length() + 1).trim(), 16));
         } catch (NumberFormatException e) {
-          return false;
+          return OptionalLong.empty();
         }
       }
     }
-    return false;
+    return OptionalLong.empty();
+  }
+
+  /** The effective uid of this process (Uid: line of /proc/self/status); -1 if unknown. */
+  public int uid() {
+    for (String line : lines("proc/self/status")) {
+      if (line.startsWith("Uid:")) {
+        String[] f = line.substring(4).trim().split("\\s+");
+        try {
+          return Integer.parseInt(f.length > 1 ? f[1] : f[0]);
+        } catch (NumberFormatException e) {
+          return -1;
+        }
+      }
+    }
+    return -1;
   }
 
   /** /dev/infiniband/rdma_cm exists (the rdma_ucm module is loaded). */

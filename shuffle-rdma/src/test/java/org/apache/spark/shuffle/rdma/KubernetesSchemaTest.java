@@ -1,0 +1,194 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * Every Kubernetes manifest of the project, validated strictly against the Kubernetes API
+ * schema (fabric8's model of it, which Spark's own Kubernetes backend uses): the pod templates
+ * in conf-templates/kubernetes/ and each YAML block of docs/kubernetes.md (pods, or container
+ * fragments). Kubernetes' own parsers and Spark's KubernetesUtils.loadPodFromTemplate ignore
+ * or keep a field they do not know, so a misspelled `securityContex` would load and do
+ * nothing; here every field must be one of the API's, with the API's type. A JUnit test of
+ * this module so it runs on every Spark line (KubernetesTemplatesSuite, which builds pods with
+ * Spark's kubernetes module, runs only where that module resolves).
+ */
+class KubernetesSchemaTest {
+  private static final Path ROOT = Paths.get(System.getProperty("project.root", ".."));
+  private static final Path TEMPLATES = ROOT.resolve("conf-templates/kubernetes");
+  private static final ObjectMapper MAPPER = new ObjectMapper()
+      .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+      .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
+
+  /** Top-level keys that make a YAML block of the docs a container (fragment). */
+  private static final Set<String> CONTAINER_KEYS = Set.of("resources", "securityContext",
+      "image", "command", "args", "env", "volumeMounts");
+
+  private static Map<String, Object> yaml(String text) {
+    Object doc = new Yaml(new SafeConstructor(new LoaderOptions())).load(text);
+    if (!(doc instanceof Map)) {
+      throw new IllegalArgumentException("not a YAML mapping: " + doc);
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, Object> map = (Map<String, Object>) doc;
+    return map;
+  }
+
+  /**
+   * Problems of one object against the schema: unknown fields (fabric8 keeps them in each
+   * object's additionalProperties instead of failing, so they are looked for there) and type
+   * errors (Jackson fails on them). Empty when valid.
+   */
+  static List<String> problems(Map<String, Object> tree, Class<?> type) {
+    List<String> out = new ArrayList<>();
+    Object model;
+    try {
+      model = MAPPER.convertValue(tree, type);
+    } catch (IllegalArgumentException e) {
+      out.add(e.getMessage().split("\n")[0]);
+      return out;
+    }
+    unknownFields(model, type.getSimpleName(), out);
+    return out;
+  }
+
+  private static void unknownFields(Object o, String path, List<String> out) {
+    if (o == null) {
+      return;
+    }
+    if (o instanceof List) {
+      List<?> l = (List<?>) o;
+      for (int i = 0; i < l.size(); i++) {
+        unknownFields(l.get(i), path + "[" + i + "]", out);
+      }
+      return;
+    }
+    if (o instanceof Map) {
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) o).entrySet()) {
+        unknownFields(e.getValue(), path + "[" + e.getKey() + "]", out);
+      }
+      return;
+    }
+    if (!o.getClass().getName().startsWith("io.fabric8.kubernetes.api.model.")) {
+      return;
+    }
+    for (Method m : o.getClass().getMethods()) {
+      if (m.getParameterCount() != 0 || Modifier.isStatic(m.getModifiers())
+          || !m.getName().startsWith("get") || m.getName().equals("getClass")) {
+        continue;
+      }
+      Class<?> r = m.getReturnType();
+      boolean model = r.getName().startsWith("io.fabric8.kubernetes.api.model.");
+      if (!model && !List.class.isAssignableFrom(r) && !Map.class.isAssignableFrom(r)) {
+        continue;
+      }
+      Object value;
+      try {
+        value = m.invoke(o);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException(path + "." + m.getName(), e);
+      }
+      if (m.getName().equals("getAdditionalProperties")) {
+        for (Object key : ((Map<?, ?>) value).keySet()) {
+          out.add(path + "." + key + ": not a field of " + o.getClass().getSimpleName());
+        }
+      } else {
+        String field = Character.toLowerCase(m.getName().charAt(3)) + m.getName().substring(4);
+        unknownFields(value, path + "." + field, out);
+      }
+    }
+  }
+
+  private static List<Path> templates() throws IOException {
+    try (Stream<Path> s = Files.list(TEMPLATES)) {
+      return s.filter(p -> p.toString().endsWith(".yaml")).sorted().collect(Collectors.toList());
+    }
+  }
+
+  @Test
+  void everyTemplateIsAValidPod() throws IOException {
+    List<Path> files = templates();
+    assertEquals(2, files.size(), "templates in " + TEMPLATES + ": " + files);
+    for (Path f : files) {
+      Map<String, Object> tree = yaml(Files.readString(f, StandardCharsets.UTF_8));
+      assertEquals("v1", tree.get("apiVersion"), f.toString());
+      assertEquals("Pod", tree.get("kind"), f.toString());
+      assertEquals(List.of(), problems(tree, Pod.class), f + " against the Pod schema");
+    }
+  }
+
+  /** The YAML blocks of docs/kubernetes.md: pods (or pod fragments) and container fragments. */
+  @Test
+  void everyYamlBlockOfTheKubernetesDocIsValid() throws IOException {
+    String doc = Files.readString(ROOT.resolve("docs/kubernetes.md"), StandardCharsets.UTF_8);
+    Matcher m = Pattern.compile("(?ms)^( *)```yaml\\n(.*?)^\\1```").matcher(doc);
+    int blocks = 0;
+    List<String> bad = new ArrayList<>();
+    while (m.find()) {
+      blocks++;
+      String indent = m.group(1);
+      String body = m.group(2).lines().map(l -> l.startsWith(indent) ? l.substring(
+          indent.length()) : l).collect(Collectors.joining("\n"));
+      Map<String, Object> tree = yaml(body);
+      Class<?> type;
+      if (tree.containsKey("spec") || tree.containsKey("metadata")) {
+        type = Pod.class;
+      } else if (CONTAINER_KEYS.containsAll(tree.keySet())) {
+        type = Container.class;
+      } else {
+        bad.add("block " + blocks + " is neither a pod nor a container: " + tree.keySet());
+        continue;
+      }
+      for (String p : problems(tree, type)) {
+        bad.add("block " + blocks + " (" + type.getSimpleName() + "): " + p);
+      }
+    }
+    assertTrue(blocks >= 3, "YAML blocks found in docs/kubernetes.md: " + blocks);
+    assertEquals(List.of(), bad, "docs/kubernetes.md");
+  }
+
+  /** The check itself: a misspelled or mistyped field in a template must be caught. */
+  @Test
+  void aMisspelledOrMistypedFieldFails() throws IOException {
+    String executor = Files.readString(TEMPLATES.resolve("executor-pod-template.yaml"));
+    assertEquals(List.of("Pod.spec.containers[0].securityContex: not a field of Container"),
+        problems(yaml(executor.replace("    - name: spark-executor\n      securityContext:",
+            "    - name: spark-executor\n      securityContex:")), Pod.class));
+    assertEquals(List.of("Pod.spec.initContainers[0].resources.limit: not a field of "
+        + "ResourceRequirements"), problems(yaml(executor.replaceFirst("limits:", "limit:")),
+        Pod.class));
+    List<String> typed = problems(yaml(executor.replace("add: [\"IPC_LOCK\"]",
+        "add: {IPC_LOCK: true}")), Pod.class);
+    assertEquals(1, typed.size(), typed.toString());
+  }
+}
