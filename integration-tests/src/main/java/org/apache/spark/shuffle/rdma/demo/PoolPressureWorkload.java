@@ -25,14 +25,18 @@ import scala.Tuple2;
 /**
  * A sort-merge-join-shaped task on a receive pool that unconsumed blocks fill: each reduce
  * task zips two shuffles (both fetch iterators open at once, as Spark's SortMergeJoin has
- * them) and consumes the first whole before it takes anything from the second. The second
- * input's indexes are cached on every executor by an earlier job over it, so its data READs
- * are posted at once while the first input still reads its indexes; its blocks (520 KiB
- * each, a 1 MiB buddy block of the two-host run's 4 MiB pool, at least four remote per task)
- * then hold the whole pool unconsumed, and the first input's data READs find no memory. They
- * must land outside the pool (spark.shuffle.rdma.verbs.poolWait) rather than wait for a release
- * only this task could make: the job must finish within {@link #DEADLINE_S}, its results
- * equal to the sort shuffle's, with transport.poolOverflows above 0 (the condition was hit).
+ * them) and consumes one input whole before it takes anything from the other. Both inputs'
+ * indexes are cached on every executor by an earlier job over each, so each iterator posts
+ * its data READs as one batch when it is created: the first input's (zipPartitions creates
+ * its iterator first) ahead of the second's on the one queue pair to the other host. The
+ * first input's blocks (520 KiB each, a 1 MiB buddy block of the two-host run's 4 MiB pool,
+ * at least four remote per task) fill the pool and stay there, unconsumed, while the task
+ * takes the second input first, whose READs find no memory. They must land outside the pool
+ * (spark.shuffle.rdma.verbs.poolWait) rather than wait for a release only this task could
+ * make: the job must finish within {@link #DEADLINE_S}, its results equal to the sort
+ * shuffle's, with transport.poolOverflows above 0 (the condition was hit). (A first version
+ * cached only the second input and relied on the first's index round to put its data READs
+ * behind; under emulation they were not, and the case was never reached: 0 overflows.)
  */
 final class PoolPressureWorkload implements Workload {
   static final int MAPS = 12;
@@ -87,8 +91,19 @@ final class PoolPressureWorkload implements Workload {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(sc);
     JavaPairRDD<Integer, byte[]> a = input(jsc, 1);
     JavaPairRDD<Integer, byte[]> b = input(jsc, 2);
-    // Reads b once on every executor: its map outputs' indexes are cached there.
-    b.mapPartitions(it -> {
+    // Reads each input once on every executor: its map outputs' indexes are cached there.
+    warm(a);
+    warm(b);
+    List<String> lines = new ArrayList<>(a.zipPartitions(b, (ia, ib) -> {
+      String second = digest(ib); // b whole first, while a's fetched blocks wait in the pool
+      return Collections.singletonList("a=" + digest(ia) + " b=" + second).iterator();
+    }).collect());
+    Collections.sort(lines);
+    return String.join("\n", lines) + "\n";
+  }
+
+  private static void warm(JavaPairRDD<Integer, byte[]> input) {
+    input.mapPartitions(it -> {
       long n = 0;
       while (it.hasNext()) {
         it.next();
@@ -96,11 +111,6 @@ final class PoolPressureWorkload implements Workload {
       }
       return Collections.singletonList(n).iterator();
     }).collect();
-    List<String> lines = new ArrayList<>(a.zipPartitions(b,
-        (ia, ib) -> Collections.singletonList("a=" + digest(ia) + " b=" + digest(ib)).iterator())
-        .collect());
-    Collections.sort(lines);
-    return String.join("\n", lines) + "\n";
   }
 
   @Override
