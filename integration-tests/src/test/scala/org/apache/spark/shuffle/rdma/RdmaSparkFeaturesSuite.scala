@@ -329,6 +329,7 @@ class RdmaSparkFeaturesSuite extends AnyFunSuite with BeforeAndAfterEach
         // executors start one after the other, or between the first job's stages on a
         // loaded machine, released one before the shuffle was written or mid-job.
         .set("spark.dynamicAllocation.executorIdleTimeout", "300s")
+        .set("spark.executor.cores", "1")
         .set("spark.dynamicAllocation.schedulerBacklogTimeout", "1s"))
       waitUntil("two executors")(sc.getExecutorIds().size == 2)
       val summed = sc.parallelize(1 to 30000, 8).map { i =>
@@ -362,6 +363,9 @@ class RdmaSparkFeaturesSuite extends AnyFunSuite with BeforeAndAfterEach
         s"failures, $rerunMaps of 8 map tasks re-run after executor $released was released; " +
         s"counters $after")
       assert(delta(before, after, "reader.fallbackBlocks") > 0, after)
+      // The survivor's directory predates the removal: its read there failed, it asked the
+      // driver, found the executor gone and read through Spark's client instead.
+      assert(delta(before, after, "reader.removedExecutorBlocks") > 0, after)
       assert(delta(before, after, "reader.failedBlocks") == 0, after)
     } finally {
       if (sc != null) { sc.stop(); sc = null }
