@@ -138,6 +138,11 @@ public final class ShuffleTableCache {
     return gone.contains(executorId);
   }
 
+  /** Whether this cache knows {@code executorId} was removed (no question to the driver). */
+  public boolean removed(String executorId) {
+    return gone.contains(executorId);
+  }
+
   private void refresh(int shuffleId, Table t, long seen) {
     refresh(shuffleId, t, seen, false);
   }

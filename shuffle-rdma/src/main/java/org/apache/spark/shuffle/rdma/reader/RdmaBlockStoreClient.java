@@ -46,6 +46,8 @@ import org.apache.spark.storage.ShuffleBlockId;
  * and its read fails; before that failure reaches Spark (as a fetch failure, which would
  * re-run the map tasks) the reader asks the driver whether the executor is gone
  * ({@link ShuffleTableCache#departed}) and, if so, fetches the block through Spark's client.
+ * Without a shuffle service (Spark names the executor's own block manager) a removed
+ * executor's blocks fail at once, as before: nothing serves them.
  */
 public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final ShuffleTransport transport;
@@ -54,6 +56,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final BlockStoreClient fallback;
   private final ReaderStats stats = new ReaderStats();
   private final IndexCache indexes;
+  private final int shuffleServicePort;
   /**
    * Runs the departure checks (a round trip to the driver) off the thread that reported the
    * failure, which may be a transport thread. No thread until a read fails.
@@ -67,16 +70,21 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
    */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
       TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes) {
-    this(transport, tables, transportConf, fallback, indexCacheBytes, false);
+    this(transport, tables, transportConf, fallback, indexCacheBytes, false, -1);
   }
 
   /**
    * @param verifyChecksums check each block against its writer's per-partition checksums
    *     (spark.shuffle.rdma.verifyChecksums)
+   * @param shuffleServicePort the port of Spark's external shuffle service when it is enabled,
+   *     else -1: blocks of a removed executor that Spark lists at this port are fetched from
+   *     the service through {@code fallback}; at any other port they fail at once (nothing
+   *     serves them)
    */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
       TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes,
-      boolean verifyChecksums) {
+      boolean verifyChecksums, int shuffleServicePort) {
+    this.shuffleServicePort = shuffleServicePort;
     this.transport = transport;
     this.tables = tables;
     this.transportConf = transportConf;
@@ -111,10 +119,17 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     List<BlockFetch.Block> blocks = new ArrayList<>(blockIds.length);
     List<String> unregistered = new ArrayList<>();
     PeerAddress peer = null;
+    boolean fromService = fallback != null && port == shuffleServicePort;
     for (String id : blockIds) {
       try {
         BlockFetch.Block b = resolve(id, execId);
         if (b == null) {
+          if (!fromService && tables.removed(execId)) {
+            // Nothing serves a removed executor's files but a shuffle service: failing now
+            // spares Spark's client its connection retries to a process that is gone.
+            throw new IOException("executor " + execId + " was removed and Spark names no "
+                + "external shuffle service for its blocks (" + host + ":" + port + ")");
+          }
           unregistered.add(id);
           continue;
         }
@@ -135,7 +150,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     if (blocks.isEmpty()) {
       return;
     }
-    BlockFetchingListener reads = fallback == null ? listener : new DepartureCheck(host, port,
+    BlockFetchingListener reads = !fromService ? listener : new DepartureCheck(host, port,
         execId, blocks.get(0).descriptor.shuffleId(), listener, downloadFileManager);
     TransportChannel channel;
     try {
@@ -154,9 +169,10 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   }
 
   /**
-   * The listener of one fetch's one-sided reads: a block whose read failed goes to Spark's
-   * client instead if its executor has been removed (one question to the driver per fetch,
-   * asked on the first failure), else its failure goes to Spark.
+   * The listener of one fetch's one-sided reads when Spark lists the blocks at an external
+   * shuffle service: a block whose read failed goes to Spark's client (to the service)
+   * instead if its executor has been removed (one question to the driver per fetch, asked on
+   * the first failure), else its failure goes to Spark.
    */
   private final class DepartureCheck implements BlockFetchingListener {
     private final String host;

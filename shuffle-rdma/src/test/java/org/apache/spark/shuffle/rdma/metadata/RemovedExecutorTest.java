@@ -101,6 +101,8 @@ class RemovedExecutorTest {
     ShuffleTableCache fresh = reader();
     assertNull(fresh.locateOrNull(SHUFFLE, 10, "1"));
     assertEquals(new PeerAddress("10.0.0.2", 4002), fresh.locateOrNull(SHUFFLE, 20, "2").peer);
+    assertTrue(fresh.removed("1"));
+    assertFalse(fresh.removed("2"));
     assertFalse(master.executorEndpoints().contains("1"));
     // Every further output of 1, in any shuffle, is known gone without asking the driver.
     long fetches = fresh.tableFetches();
@@ -116,11 +118,13 @@ class RemovedExecutorTest {
     master.executorRemoved("1");
     // Its copy still resolves 1's output: nothing told it (a read there fails, see below).
     assertNotNull(stale.locateOrNull(SHUFFLE, 10, "1"));
+    assertFalse(stale.removed("1"));
     long fetches = stale.tableFetches();
     // After a failed read there the reader asks the driver once: 1 is gone, and known so.
     assertTrue(stale.departed(SHUFFLE, "1"));
     assertTrue(stale.departed(SHUFFLE, "1"));
     assertEquals(fetches + 1, stale.tableFetches());
+    assertTrue(stale.removed("1"));
     // A failed read at a live executor is asked about too, and stays a failure.
     assertFalse(stale.departed(SHUFFLE, "2"));
     assertEquals(fetches + 2, stale.tableFetches());
