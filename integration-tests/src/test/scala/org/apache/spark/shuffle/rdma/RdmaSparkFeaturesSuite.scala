@@ -315,6 +315,10 @@ class RdmaSparkFeaturesSuite extends AnyFunSuite with BeforeAndAfterEach
     val port = { val s = new java.net.ServerSocket(0); try s.getLocalPort finally s.close() }
     val localDir = java.nio.file.Files.createTempDirectory("rdma-ess-local").toFile
     val service = startShuffleService(port, localDir)
+    // The local-cluster workers run in this JVM, which caches the local root dirs of the
+    // first context: without this the executors get the earlier tests' dirs, outside the
+    // service's, and the service refuses to register them.
+    org.apache.spark.util.Utils.clearLocalRootDirs()
     try {
       start(faultTolerantConf("rdma-features-ess", 2)
         .set("spark.local.dir", localDir.getAbsolutePath)
@@ -369,6 +373,7 @@ class RdmaSparkFeaturesSuite extends AnyFunSuite with BeforeAndAfterEach
       assert(delta(before, after, "reader.failedBlocks") == 0, after)
     } finally {
       if (sc != null) { sc.stop(); sc = null }
+      org.apache.spark.util.Utils.clearLocalRootDirs()
       service.destroy()
       service.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)
       org.apache.spark.util.Utils.deleteRecursively(localDir)
