@@ -284,6 +284,102 @@ class RdmaSparkFeaturesSuite extends AnyFunSuite with BeforeAndAfterEach
     assert(delta(before, after, "reader.failedBlocks") == 0)
   }
 
+  /**
+   * Spark's own external shuffle service as a process of its own, as on a real cluster
+   * (local-cluster turns the workers' built-in one off). It serves the files of executors
+   * whose local dirs lie under `localDir`, which must therefore be the application's
+   * `spark.local.dir` too. Returns the process, once its port accepts connections.
+   */
+  private def startShuffleService(port: Int, localDir: java.io.File): Process = {
+    val log = java.io.File.createTempFile("external-shuffle-service", ".log")
+    val cmd = Seq(s"${sys.props("java.home")}/bin/java", "-Xmx256m") ++
+      org.apache.spark.launcher.JavaModuleOptions.defaultModuleOptions().split(" ")
+        .filter(_.nonEmpty) ++
+      Seq("-cp", sys.props("java.class.path"),
+        s"-Dspark.shuffle.service.port=$port",
+        s"-Dspark.local.dir=${localDir.getAbsolutePath}",
+        "-Dspark.shuffle.service.db.enabled=false",
+        "org.apache.spark.deploy.ExternalShuffleService")
+    val pb = new ProcessBuilder(cmd: _*).redirectErrorStream(true)
+      .redirectOutput(ProcessBuilder.Redirect.to(log))
+    val process = pb.start()
+    waitUntil(s"the external shuffle service on port $port (log: $log)", 30000) {
+      assert(process.isAlive, s"the external shuffle service exited; log: $log")
+      scala.util.Try(new java.net.Socket("127.0.0.1", port).close()).isSuccess
+    }
+    process
+  }
+
+  test("external shuffle service: outputs of a released executor are read from the " +
+    "service, nothing is recomputed") {
+    val port = { val s = new java.net.ServerSocket(0); try s.getLocalPort finally s.close() }
+    val localDir = java.nio.file.Files.createTempDirectory("rdma-ess-local").toFile
+    val service = startShuffleService(port, localDir)
+    // The local-cluster workers run in this JVM, which caches the local root dirs of the
+    // first context: without this the executors get the earlier tests' dirs, outside the
+    // service's, and the service refuses to register them.
+    org.apache.spark.util.Utils.clearLocalRootDirs()
+    try {
+      start(faultTolerantConf("rdma-features-ess", 2)
+        .set("spark.local.dir", localDir.getAbsolutePath)
+        .set("spark.shuffle.service.enabled", "true")
+        .set("spark.shuffle.service.port", port.toString)
+        .set("spark.dynamicAllocation.enabled", "true")
+        .set("spark.dynamicAllocation.shuffleTracking.enabled", "false")
+        .set("spark.dynamicAllocation.minExecutors", "1")
+        .set("spark.dynamicAllocation.initialExecutors", "2")
+        .set("spark.dynamicAllocation.maxExecutors", "2")
+        // The test releases the executor itself (below): an idle timer firing while the
+        // executors start one after the other, or between the first job's stages on a
+        // loaded machine, released one before the shuffle was written or mid-job.
+        .set("spark.dynamicAllocation.executorIdleTimeout", "300s")
+        .set("spark.executor.cores", "1")
+        .set("spark.dynamicAllocation.schedulerBacklogTimeout", "1s"))
+      waitUntil("two executors")(sc.getExecutorIds().size == 2)
+      val summed = sc.parallelize(1 to 30000, 8).map { i =>
+        if (i % 3750 == 1) Thread.sleep(400) // spread the map tasks over both executors
+        (i % 40, i.toLong)
+      }.reduceByKey(_ + _, 6)
+      assert(summed.collect().toMap == expectedSums(30000, 40))
+      val shuffleId = shuffleIdOf(summed)
+      val holders = mapOutputs(shuffleId).map(_._3).toSet
+      assert(holders.size == 2, s"map outputs on $holders only")
+
+      // One executor is released the way dynamic allocation releases an idle one (the
+      // allocation manager's own call). With the shuffle service Spark keeps its map
+      // outputs, now served by the service. The survivor read from it in the first job, so
+      // the survivor's reader still holds the released executor's registrations.
+      val released = holders.toSeq.sorted.head
+      sc.schedulerBackend.asInstanceOf[CoarseGrainedSchedulerBackend].killExecutors(
+        Seq(released), adjustTargetNumExecutors = false, countFailures = false, force = false)
+      waitUntil(s"executor $released removed")(!sc.getExecutorIds().contains(released))
+      waitForListeners(sc)
+      assert(mapOutputs(shuffleId).exists(_._3 == released),
+        "the shuffle service keeps the released executor's outputs in the tracker")
+
+      val before = clusterTotals()
+      taskEnds.synchronized(taskEnds.clear())
+      assert(summed.mapValues(identity).collect().toMap == expectedSums(30000, 40))
+      waitForListeners(sc)
+      val after = clusterTotals()
+      val rerunMaps = taskEnds.synchronized(taskEnds.count(_.taskType == "ShuffleMapTask"))
+      assert(fetchFailures.isEmpty && rerunMaps == 0, s"${fetchFailures.size} fetch " +
+        s"failures, $rerunMaps of 8 map tasks re-run after executor $released was released; " +
+        s"counters $after")
+      assert(delta(before, after, "reader.fallbackBlocks") > 0, after)
+      // The survivor's directory predates the removal: its read there failed, it asked the
+      // driver, found the executor gone and read through Spark's client instead.
+      assert(delta(before, after, "reader.removedExecutorBlocks") > 0, after)
+      assert(delta(before, after, "reader.failedBlocks") == 0, after)
+    } finally {
+      if (sc != null) { sc.stop(); sc = null }
+      org.apache.spark.util.Utils.clearLocalRootDirs()
+      service.destroy()
+      service.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)
+      org.apache.spark.util.Utils.deleteRecursively(localDir)
+    }
+  }
+
   test("push-based shuffle is turned off with one warning; the job runs on this manager") {
     val conf = faultTolerantConf("rdma-features-push", 2)
       .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")

@@ -85,7 +85,8 @@ final class ExecutorRuntime implements AutoCloseable {
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
           env.blockManager().blockStoreClient(), conf.indexCacheSize(),
-          conf.verifyChecksums());
+          conf.verifyChecksums(), env.blockManager().externalShuffleServiceEnabled()
+              ? env.blockManager().externalShuffleServicePort() : -1);
       MetadataRpc.registerTransport(env, master, transport.name(), transport.localAddress(),
           this::stats, this::releaseUncommitted);
       this.metrics = RdmaMetricsSource.executor(this::stats);

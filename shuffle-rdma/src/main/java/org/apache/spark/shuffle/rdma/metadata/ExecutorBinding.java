@@ -25,6 +25,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * port of that executor's connection to the driver). Each wrong guess is refused.
  */
 public final class ExecutorBinding {
+  /** Bound to a removed executor id: no identity (a host, or host:port) is ever equal to it. */
+  private static final String REMOVED = "\0removed";
+
   private final ConcurrentHashMap<String, String> senders = new ConcurrentHashMap<>();
   private final boolean hostOnly;
 
@@ -56,12 +59,23 @@ public final class ExecutorBinding {
     return bound.equals(sender) ? null : mismatch(executorId, bound, sender);
   }
 
+  /**
+   * Spark removed {@code executorId}: nobody may register or publish as it any more, not even
+   * its old sender (Spark never reuses an executor id, so nothing legitimate is refused).
+   */
+  public void retire(String executorId) {
+    senders.put(executorId, REMOVED);
+  }
+
   /** Executor ids bound so far. */
   public int size() {
     return senders.size();
   }
 
   private static String mismatch(String executorId, String bound, String sender) {
+    if (REMOVED.equals(bound)) {
+      return "executor " + executorId + " was removed (sender " + sender + ")";
+    }
     return "executor " + executorId + " is bound to sender " + bound + ", not " + sender;
   }
 }

@@ -49,6 +49,14 @@ public final class MetadataGuard {
     partitions.remove(shuffleId);
   }
 
+  /**
+   * Spark removed an executor (driver only): later RegisterTransport and PublishMapOutput
+   * naming it are refused, from any sender, so its id cannot be taken over.
+   */
+  public void executorRemoved(String executorId) {
+    binding.retire(executorId);
+  }
+
   /** RegisterTransport from {@code host:port}; a SecurityException when refused. */
   public void registerTransport(String executorId, String host, int port) {
     String problem = binding.bind(executorId, binding.identity(host, port));

@@ -21,6 +21,13 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
  * the records appended since the version held, and for the executor directory only if it
  * changed.
  * Concurrent misses of one shuffle share one refresh.
+ *
+ * <p>An executor Spark removed leaves the driver's directory. From the first directory this
+ * cache receives without it (or that lacks the executor of a descriptor it holds), every
+ * output of that executor resolves to nothing, without asking the driver again; the caller
+ * fetches such blocks through Spark's own client, e.g. from an external shuffle service. A
+ * cache whose directory still names it learns of the removal when a read there fails
+ * ({@link #departed}).
  */
 public final class ShuffleTableCache {
   private final RpcEndpointRef master;
@@ -31,6 +38,8 @@ public final class ShuffleTableCache {
   /** Directory of every executor's serving address; shared by all shuffles. */
   private volatile Map<String, PeerAddress> peers = Map.of();
   private volatile long peersVersion = -1;
+  /** Executors that left the directory: Spark removed them, and ids are never reused. */
+  private final Set<String> gone = ConcurrentHashMap.newKeySet();
 
   /** One shuffle's table; grows in place under its own lock, read without locking. */
   private static final class Table {
@@ -73,6 +82,9 @@ public final class ShuffleTableCache {
    * registration that is missing once is never published later).
    */
   public Location locateOrNull(int shuffleId, long mapId, String executorId) {
+    if (gone.contains(executorId)) {
+      return null;
+    }
     Table t = tables.computeIfAbsent(shuffleId, id -> new Table());
     long seen = t.version;
     Location hit = find(t, mapId, executorId);
@@ -86,7 +98,14 @@ public final class ShuffleTableCache {
     refresh(shuffleId, t, seen);
     hit = find(t, mapId, executorId);
     if (hit == null) {
-      t.misses.add(missKey);
+      MapOutputDescriptor d = t.byMapId.get(mapId);
+      if (d != null && d.executorId().equals(executorId) && !peers.containsKey(executorId)) {
+        // An executor registers its transport before it publishes: a descriptor without an
+        // address in the fresh directory is of an executor Spark removed since.
+        gone.add(executorId);
+      } else {
+        t.misses.add(missKey);
+      }
     }
     return hit;
   }
@@ -100,12 +119,44 @@ public final class ShuffleTableCache {
     return peer == null ? null : new Location(d, peer);
   }
 
-  /** Brings {@code t} up to the driver's version unless another thread did since {@code seen}. */
+  /**
+   * Whether {@code executorId}, whose read just failed, has been removed by Spark: asks the
+   * driver for what changed in shuffle {@code shuffleId}'s table and in the directory, and
+   * answers true when the executor is no longer in the directory. From then on its outputs
+   * resolve to nothing, in every shuffle. One round trip, unless the removal is known.
+   */
+  public boolean departed(int shuffleId, String executorId) {
+    if (gone.contains(executorId)) {
+      return true;
+    }
+    Table t = tables.computeIfAbsent(shuffleId, id -> new Table());
+    refresh(shuffleId, t, t.version, true);
+    if (!peers.containsKey(executorId)) {
+      // It had an address (its read was attempted) and has none now: removed.
+      gone.add(executorId);
+    }
+    return gone.contains(executorId);
+  }
+
+  /** Whether this cache knows {@code executorId} was removed (no question to the driver). */
+  public boolean removed(String executorId) {
+    return gone.contains(executorId);
+  }
+
   private void refresh(int shuffleId, Table t, long seen) {
+    refresh(shuffleId, t, seen, false);
+  }
+
+  /**
+   * Brings {@code t} up to the driver's version unless another thread did since {@code seen}
+   * ({@code force}: asks even then, for a directory that may have changed without the log).
+   */
+  private void refresh(int shuffleId, Table t, long seen, boolean force) {
     synchronized (t) {
-      if (t.version != seen) {
+      if (!force && t.version != seen) {
         return; // another task refreshed after our miss
       }
+      seen = t.version;
       ShuffleTable reply = MetadataRpc.fetchTable(tableServer, shuffleId, seen, peersVersion);
       tableFetches.incrementAndGet();
       if (reply.from() != seen) {
@@ -121,6 +172,11 @@ public final class ShuffleTableCache {
         synchronized (this) {
           // Two shuffles may refresh at once; the driver's versions only grow.
           if (reply.peersVersion() > peersVersion) {
+            for (String id : peers.keySet()) {
+              if (!fresh.containsKey(id)) {
+                gone.add(id); // the driver drops an executor only when Spark removed it
+              }
+            }
             peers = Map.copyOf(fresh);
             peersVersion = reply.peersVersion();
           }

@@ -7,7 +7,13 @@ package org.apache.spark.shuffle.rdma.reader;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.shuffle.BlockFetchingListener;
 import org.apache.spark.network.shuffle.BlockStoreClient;
 import org.apache.spark.network.shuffle.DownloadFileManager;
@@ -31,6 +37,17 @@ import org.apache.spark.storage.ShuffleBlockId;
  * decommissioning, or served by an external shuffle service) is handed to Spark's own
  * block store client, which fetches it from that executor's block manager as the sort
  * shuffle would. Correct, not one-sided; counted as {@code reader.fallbackBlocks}.
+ *
+ * <p>The same goes for the outputs of an executor Spark removed (released by dynamic
+ * allocation, decommissioned, lost) while it keeps their map statuses, as it does with an
+ * external shuffle service: Spark names the service's port, and the removed executor has
+ * left the driver's directory, so its outputs resolve to nothing and go to Spark's client,
+ * which asks the service. A reader whose directory predates the removal still resolves them
+ * and its read fails; before that failure reaches Spark (as a fetch failure, which would
+ * re-run the map tasks) the reader asks the driver whether the executor is gone
+ * ({@link ShuffleTableCache#departed}) and, if so, fetches the block through Spark's client.
+ * Without a shuffle service (Spark names the executor's own block manager) a removed
+ * executor's blocks fail at once, as before: nothing serves them.
  */
 public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final ShuffleTransport transport;
@@ -39,6 +56,12 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final BlockStoreClient fallback;
   private final ReaderStats stats = new ReaderStats();
   private final IndexCache indexes;
+  private final int shuffleServicePort;
+  /**
+   * Runs the departure checks (a round trip to the driver) off the thread that reported the
+   * failure, which may be a transport thread. No thread until a read fails.
+   */
+  private final ExecutorService departureChecks = departureCheckThreads();
 
   /**
    * @param fallback Spark's own client (the block manager's), for blocks that are not
@@ -47,21 +70,37 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
    */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
       TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes) {
-    this(transport, tables, transportConf, fallback, indexCacheBytes, false);
+    this(transport, tables, transportConf, fallback, indexCacheBytes, false, -1);
   }
 
   /**
    * @param verifyChecksums check each block against its writer's per-partition checksums
    *     (spark.shuffle.rdma.verifyChecksums)
+   * @param shuffleServicePort the port of Spark's external shuffle service when it is enabled,
+   *     else -1: blocks of a removed executor that Spark lists at this port are fetched from
+   *     the service through {@code fallback}; at any other port they fail at once (nothing
+   *     serves them)
    */
   public RdmaBlockStoreClient(ShuffleTransport transport, ShuffleTableCache tables,
       TransportConf transportConf, BlockStoreClient fallback, long indexCacheBytes,
-      boolean verifyChecksums) {
+      boolean verifyChecksums, int shuffleServicePort) {
+    this.shuffleServicePort = shuffleServicePort;
     this.transport = transport;
     this.tables = tables;
     this.transportConf = transportConf;
     this.fallback = fallback;
     this.indexes = new IndexCache(indexCacheBytes, stats, verifyChecksums);
+  }
+
+  private static ExecutorService departureCheckThreads() {
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "rdma-shuffle-departure-check");
+          t.setDaemon(true);
+          return t;
+        });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 
   public ReaderStats stats() {
@@ -80,10 +119,17 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     List<BlockFetch.Block> blocks = new ArrayList<>(blockIds.length);
     List<String> unregistered = new ArrayList<>();
     PeerAddress peer = null;
+    boolean fromService = fallback != null && port == shuffleServicePort;
     for (String id : blockIds) {
       try {
         BlockFetch.Block b = resolve(id, execId);
         if (b == null) {
+          if (!fromService && tables.removed(execId)) {
+            // Nothing serves a removed executor's files but a shuffle service: failing now
+            // spares Spark's client its connection retries to a process that is gone.
+            throw new IOException("executor " + execId + " was removed and Spark names no "
+                + "external shuffle service for its blocks (" + host + ":" + port + ")");
+          }
           unregistered.add(id);
           continue;
         }
@@ -104,6 +150,8 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     if (blocks.isEmpty()) {
       return;
     }
+    BlockFetchingListener reads = !fromService ? listener : new DepartureCheck(host, port,
+        execId, blocks.get(0).descriptor.shuffleId(), listener, downloadFileManager);
     TransportChannel channel;
     try {
       channel = transport.connect(peer);
@@ -112,12 +160,65 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
           + " transport of executor " + execId + " at " + peer + ": " + e.getMessage(), e);
       for (BlockFetch.Block b : blocks) {
         stats.failedBlocks.incrementAndGet();
-        listener.onBlockFetchFailure(b.blockId, failure);
+        reads.onBlockFetchFailure(b.blockId, failure);
       }
       return;
     }
-    new BlockFetch(blocks, channel, listener, downloadFileManager, transportConf, stats, indexes)
+    new BlockFetch(blocks, channel, reads, downloadFileManager, transportConf, stats, indexes)
         .start();
+  }
+
+  /**
+   * The listener of one fetch's one-sided reads when Spark lists the blocks at an external
+   * shuffle service: a block whose read failed goes to Spark's client (to the service)
+   * instead if its executor has been removed (one question to the driver per fetch, asked on
+   * the first failure), else its failure goes to Spark.
+   */
+  private final class DepartureCheck implements BlockFetchingListener {
+    private final String host;
+    private final int port;
+    private final String execId;
+    private final int shuffleId;
+    private final BlockFetchingListener listener;
+    private final DownloadFileManager downloadFileManager;
+    private CompletableFuture<Boolean> departed; // guarded by this
+
+    DepartureCheck(String host, int port, String execId, int shuffleId,
+        BlockFetchingListener listener, DownloadFileManager downloadFileManager) {
+      this.host = host;
+      this.port = port;
+      this.execId = execId;
+      this.shuffleId = shuffleId;
+      this.listener = listener;
+      this.downloadFileManager = downloadFileManager;
+    }
+
+    @Override
+    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
+      listener.onBlockFetchSuccess(blockId, data);
+    }
+
+    @Override
+    public void onBlockFetchFailure(String blockId, Throwable cause) {
+      departed().whenComplete((gone, checkFailed) -> {
+        if (Boolean.TRUE.equals(gone)) {
+          stats.failedBlocks.decrementAndGet(); // not failed after all: read elsewhere
+          stats.removedExecutorBlocks.incrementAndGet();
+          fetchUnregistered(host, port, execId, List.of(blockId), listener,
+              downloadFileManager);
+        } else {
+          listener.onBlockFetchFailure(blockId, cause);
+        }
+      });
+    }
+
+    private synchronized CompletableFuture<Boolean> departed() {
+      if (departed == null) {
+        departed = CompletableFuture.supplyAsync(() -> tables.departed(shuffleId, execId),
+            departureChecks);
+      }
+      return departed;
+    }
   }
 
   private void fetchUnregistered(String host, int port, String execId, List<String> ids,
@@ -157,5 +258,6 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   @Override
   public void close() {
     // The transport is owned and closed by the executor runtime.
+    departureChecks.shutdown();
   }
 }

@@ -19,6 +19,11 @@ public final class ReaderStats {
   public final AtomicLong blocksToDisk = new AtomicLong();
   /** Blocks with no registration where Spark expects them, fetched by Spark's own client. */
   public final AtomicLong fallbackBlocks = new AtomicLong();
+  /**
+   * Of those: blocks whose one-sided read failed because Spark had removed their executor
+   * (this reader's directory was older than the removal), then fetched by Spark's client.
+   */
+  public final AtomicLong removedExecutorBlocks = new AtomicLong();
   /** Fetches that read through the transport (one per fetchBlocks call with such blocks). */
   public final AtomicLong fetches = new AtomicLong();
   /**
@@ -54,6 +59,7 @@ public final class ReaderStats {
     m.put("reader.failedBlocks", failedBlocks.get());
     m.put("reader.blocksToDisk", blocksToDisk.get());
     m.put("reader.fallbackBlocks", fallbackBlocks.get());
+    m.put("reader.removedExecutorBlocks", removedExecutorBlocks.get());
     m.put("reader.fetches", fetches.get());
     m.put("reader.roundTrips", roundTrips.get());
     m.put("reader.cachedFetches", cachedFetches.get());

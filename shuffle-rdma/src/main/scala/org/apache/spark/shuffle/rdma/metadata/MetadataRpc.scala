@@ -22,8 +22,9 @@ object MetadataRpc {
   import RdmaMessages._
 
   /**
-   * Starts the driver's endpoints (master, tables), and the listener that tells it about map task attempts
-   * that ended without success (so their registrations are released). Returns the master,
+   * Starts the driver's endpoints (master, tables), and the listeners that tell it about map
+   * task attempts that ended without success (so their registrations are released) and
+   * about executors Spark removed (so readers stop resolving outputs to them). Returns the master,
    * which the driver calls directly for what only the driver may do (register and forget
    * shuffles, list executors). Executor ids are bound to their RPC connection's address,
    * or to its host alone when Spark may open several connections per executor
@@ -34,7 +35,10 @@ object MetadataRpc {
     val master = new RdmaMasterEndpoint(env.rpcEnv, new ExecutorBinding(hostOnly))
     env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, master)
     env.rpcEnv.setupEndpoint(RdmaTableEndpoint.NAME, new RdmaTableEndpoint(env.rpcEnv, master))
-    SparkContext.getActive.foreach(_.addSparkListener(new UncommittedOutputListener(master)))
+    SparkContext.getActive.foreach { sc =>
+      sc.addSparkListener(new UncommittedOutputListener(master))
+      sc.addSparkListener(new ExecutorRemovedListener(master))
+    }
     master
   }
 

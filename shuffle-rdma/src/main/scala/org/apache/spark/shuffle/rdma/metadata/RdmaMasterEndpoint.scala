@@ -63,8 +63,9 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
     case RegisterTransport(executorId, transport, peer, ref) => checked(context) { from =>
-      guard.registerTransport(executorId, from.host, from.port)
       synchronized {
+        // Checked under the lock executorRemoved takes: a removed executor stays out.
+        guard.registerTransport(executorId, from.host, from.port)
         transports.put(executorId, Registered(transport, peer, ref))
         peersVersion += 1
       }
@@ -115,6 +116,23 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
       try r.ref.send(ReleaseMapOutput(shuffleId, mapId)) catch {
         case NonFatal(_) => // executor gone: its registrations went with it
       }
+    }
+  }
+
+  /**
+   * Driver only (ExecutorRemovedListener): Spark removed `executorId` (released by dynamic
+   * allocation, decommissioned, lost). It leaves the directory, so every reader treats its
+   * outputs as unregistered: blocks Spark still lists on it (served by an external shuffle
+   * service) are fetched through Spark's own client, and a reader holding an older copy of
+   * the directory learns it when its read fails (ShuffleTableCache.departed). The guard
+   * refuses it from now on, so no sender can register or publish as it again. Its
+   * descriptors' bytes stay in the append-only logs until their shuffles are unregistered;
+   * without a directory entry they resolve to nothing.
+   */
+  def executorRemoved(executorId: String): Unit = synchronized {
+    guard.executorRemoved(executorId)
+    if (transports.remove(executorId) != null) {
+      peersVersion += 1
     }
   }
 
