@@ -11,7 +11,7 @@ import org.apache.spark.SparkContext;
  * {@link SkewDemo}'s job: each of {@link #MAPS} map tasks sends {@link #SKEW_MB} MiB of
  * incompressible records to reduce partition 0 and 256 KiB to each other partition. The
  * two-host run sets {@code receivePoolSize=4m} (reads of at most 1 MiB), {@code regionSize=4m}
- * and {@code spark.network.maxRemoteBlockSizeFetchToMem=2m}: the skewed block (partition 0
+ * and {@code spark.network.maxRemoteBlockSizeFetchToMem=5m}: the skewed block (partition 0
  * comes first in its map output file) is larger than the receive pool, crosses a region
  * boundary and streams into Spark's download file. Clean-run counters, plus: more data READs
  * than blocks (pieces) and at least one block to disk.
