@@ -134,8 +134,10 @@ reference="$here/reference/demo-$records-4.txt"
 [[ -f $reference ]] && export DEMO_REFERENCE_FILE=$reference
 # The other workloads' references and the TPC-DS data and queries (both hosts read them here).
 export TWO_HOST_REFERENCE_DIR="$here/reference" TWO_HOST_TPCDS_DIR="$here/tpcds"
-workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,fault}
+workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,blip,fault}
 export TWO_HOST_WORKLOADS=$workloads
+# The blip workload drops this host's RoCE packets for a while (tc netem on this netdev).
+export TWO_HOST_BLIP_NETDEV=${RDMA_NETDEV:-}
 phase "Spark standalone across $GUEST_IP and $PEER_IP on verbs: demo ($records records), $workloads"
 exec_opts="-Dlog4j2.configurationFile=$log_conf ${fast_jvm[*]}"
 # The ToS of every verbs connection of the run (the executors get it with the app's conf),
@@ -167,6 +169,7 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -Dspark.shuffle.rdma.verbs.receivePoolSize=4m \
   -Dspark.shuffle.rdma.regionSize=4m \
   -Dspark.network.maxRemoteBlockSizeFetchToMem=5m \
+  -Dspark.shuffle.io.retryWait=3s \
   -Dspark.shuffle.readHostLocalDisk=false \
   -Dspark.driver.host="$GUEST_IP" \
   -Dspark.ui.enabled=false \

@@ -284,11 +284,18 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
     assert(sums(sc, 5000, 10).collect().toMap == expected.small)
   }
 
-  test("a frozen peer (SIGSTOP) becomes a fetch failure after readTimeout, not heartbeat loss") {
+  test("a frozen peer (SIGSTOP) becomes a fetch failure after readTimeout and one retry, " +
+      "not heartbeat loss") {
     val readTimeoutS = 4
+    val retryWaitS = 1
+    // Spark's retry budget, as for its own client: the first read times out, the retry
+    // reconnects (the frozen process's kernel still accepts) and times out again.
+    val budgetS = 2 * readTimeoutS + retryWaitS
     val marginS = 40 // task launch and scheduling on a loaded machine
     start(3,
       "spark.shuffle.rdma.readTimeout" -> s"${readTimeoutS}s",
+      "spark.shuffle.io.maxRetries" -> "1",
+      "spark.shuffle.io.retryWait" -> s"${retryWaitS}s",
       // Heartbeat loss could only remove the frozen executor after 300 s.
       "spark.network.timeout" -> "300s",
       "spark.network.timeoutInterval" -> "60s",
@@ -312,13 +319,14 @@ class RdmaFaultSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAf
       val (at, f) = first.get
       val seconds = (at - t0) / 1e9
       assert(f.message.contains("spark.shuffle.rdma.readTimeout"), f.message)
-      assert(seconds >= readTimeoutS && seconds <= readTimeoutS + marginS,
-        s"fetch failure after $seconds s")
+      assert(seconds >= budgetS && seconds <= budgetS + marginS,
+        s"fetch failure after $seconds s (retry budget $budgetS s)")
       assert(!removals.synchronized(removals.exists { case (when, id) =>
         id == victim && when <= at }), "the executor was removed (heartbeat loss) first")
       assert(mapStageResubmitted)
       report()
-      info(f"fetch failure from the frozen peer after $seconds%.1f s (readTimeout $readTimeoutS s)")
+      info(f"fetch failure from the frozen peer after $seconds%.1f s (readTimeout $readTimeoutS s, " +
+        f"one retry after $retryWaitS s)")
     } finally {
       signal("-CONT", pid)
     }

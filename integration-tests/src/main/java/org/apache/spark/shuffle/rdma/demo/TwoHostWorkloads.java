@@ -16,7 +16,8 @@ import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 /**
  * The two-host run's workloads after the demo, in the same application (a second one would
  * start two more executor JVMs, minutes under emulation): the skewed job, a zip of two
- * shuffles over a held receive pool, three TPC-DS queries, and a fault ending in a recomputed stage, in that order (the fault revokes every
+ * shuffles over a held receive pool, three TPC-DS queries, a fabric outage the reader retries
+ * through, and a fault ending in a recomputed stage, in that order (the fault revokes every
  * registration of one executor, so it runs last). Each one's result must equal the sort
  * shuffle's ({@code <TWO_HOST_REFERENCE_DIR>/<name>.txt}, written on the host by
  * {@link WorkloadReferences}); a job that fails fails its check; its counters are checked over
@@ -24,10 +25,10 @@ import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
  *
  * <p>Environment: {@code TWO_HOST_REFERENCE_DIR} (required), {@code TWO_HOST_TPCDS_DIR} (the
  * TPC-DS data and queries, required when tpcds runs), {@code TWO_HOST_WORKLOADS} (a comma
- * list, default {@code skew,poolpressure,tpcds,fault}).
+ * list, default {@code skew,poolpressure,tpcds,blip,fault}).
  */
 final class TwoHostWorkloads {
-  static final String ALL = "skew,poolpressure,tpcds,fault";
+  static final String ALL = "skew,poolpressure,tpcds,blip,fault";
 
   private TwoHostWorkloads() {}
 
@@ -39,6 +40,7 @@ final class TwoHostWorkloads {
         case "skew": out.add(new SkewWorkload()); break;
         case "poolpressure": out.add(new PoolPressureWorkload()); break;
         case "tpcds": out.add(new TpcdsWorkload(tpcdsDir)); break;
+        case "blip": out.add(new BlipWorkload()); break;
         case "fault": out.add(new FaultWorkload(victim)); break;
         case "": break;
         default: throw new IllegalArgumentException("TWO_HOST_WORKLOADS: unknown workload '"

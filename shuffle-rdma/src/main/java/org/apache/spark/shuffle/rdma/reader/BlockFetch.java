@@ -500,7 +500,7 @@ final class BlockFetch implements ReadCallback {
         // the file is deleted next
       }
       b.file.delete();
-      stats.failedBlocks.incrementAndGet();
+      stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, new ChecksumMismatchException(b, mismatch));
       return;
     }
@@ -509,7 +509,7 @@ final class BlockFetch implements ReadCallback {
       onDisk = b.out.closeAndRead();
     } catch (IOException | RuntimeException e) {
       b.file.delete();
-      stats.failedBlocks.incrementAndGet();
+      stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, e);
       return;
     }
@@ -617,7 +617,7 @@ final class BlockFetch implements ReadCallback {
         }
         b.file.delete();
       }
-      stats.failedBlocks.incrementAndGet();
+      stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, cause);
     }
   }

@@ -6,16 +6,23 @@ package org.apache.spark.shuffle.rdma.reader;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.shuffle.BlockFetchingListener;
 import org.apache.spark.network.shuffle.BlockStoreClient;
+import org.apache.spark.network.shuffle.BlockTransferListener;
+import org.apache.spark.network.shuffle.ErrorHandler;
+import org.apache.spark.network.shuffle.RetryingBlockTransferor;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
@@ -48,6 +55,13 @@ import org.apache.spark.storage.ShuffleBlockId;
  * ({@link ShuffleTableCache#departed}) and, if so, fetches the block through Spark's client.
  * Without a shuffle service (Spark names the executor's own block manager) a removed
  * executor's blocks fail at once, as before: nothing serves them.
+ *
+ * <p>A failed read is tried again as Spark's own client tries a failed fetch: Spark's {@link
+ * RetryingBlockTransferor} with spark.shuffle.io.maxRetries and spark.shuffle.io.retryWait
+ * reconnects and reads the blocks still outstanding, so a fabric blip (a loss burst, a port
+ * flap, a reset queue pair) costs a retry, not a recomputed map stage. A refusal (no live
+ * region covers the read), a refused reconnect, a checksum mismatch or a removed executor
+ * is not tried again ({@link FetchRetryPolicy}).
  */
 public final class RdmaBlockStoreClient extends BlockStoreClient {
   private final ShuffleTransport transport;
@@ -116,100 +130,177 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   public void fetchBlocks(String host, int port, String execId, String[] blockIds,
       BlockFetchingListener listener, DownloadFileManager downloadFileManager) {
     stats.fetchCalls.incrementAndGet();
-    List<BlockFetch.Block> blocks = new ArrayList<>(blockIds.length);
+    BlockFetchingListener spark = new FailureCount(listener);
+    List<String> registered = new ArrayList<>(blockIds.length);
     List<String> unregistered = new ArrayList<>();
-    PeerAddress peer = null;
+    int shuffleId = -1;
     boolean fromService = fallback != null && port == shuffleServicePort;
     for (String id : blockIds) {
       try {
         BlockFetch.Block b = resolve(id, execId);
-        if (b == null) {
-          if (!fromService && tables.removed(execId)) {
-            // Nothing serves a removed executor's files but a shuffle service: failing now
-            // spares Spark's client its connection retries to a process that is gone.
-            throw new IOException("executor " + execId + " was removed and Spark names no "
-                + "external shuffle service for its blocks (" + host + ":" + port + ")");
-          }
+        if (b != null) {
+          registered.add(id);
+          shuffleId = b.descriptor.shuffleId();
+        } else if (!fromService && tables.removed(execId)) {
+          // Nothing serves a removed executor's files but a shuffle service: failing now
+          // spares Spark's client its connection retries to a process that is gone.
+          throw new IOException("executor " + execId + " was removed and Spark names no "
+              + "external shuffle service for its blocks (" + host + ":" + port + ")");
+        } else {
           unregistered.add(id);
-          continue;
         }
-        if (peer != null && !peer.equals(b.peer)) {
-          throw new IOException("executor " + execId + " changed its transport address from "
-              + peer + " to " + b.peer);
-        }
-        peer = b.peer;
-        blocks.add(b);
       } catch (IOException | RuntimeException e) {
-        stats.failedBlocks.incrementAndGet();
-        listener.onBlockFetchFailure(id, e);
+        spark.onBlockFetchFailure(id, e);
       }
     }
     if (!unregistered.isEmpty()) {
-      fetchUnregistered(host, port, execId, unregistered, listener, downloadFileManager);
+      fetchUnregistered(host, port, execId, unregistered, spark, downloadFileManager);
     }
-    if (blocks.isEmpty()) {
+    if (registered.isEmpty()) {
       return;
     }
-    BlockFetchingListener reads = !fromService ? listener : new DepartureCheck(host, port,
-        execId, blocks.get(0).descriptor.shuffleId(), listener, downloadFileManager);
-    TransportChannel channel;
-    try {
-      channel = transport.connect(peer);
-    } catch (IOException | RuntimeException e) {
-      IOException failure = new IOException("cannot connect to the " + transport.name()
-          + " transport of executor " + execId + " at " + peer + ": " + e.getMessage(), e);
-      for (BlockFetch.Block b : blocks) {
-        stats.failedBlocks.incrementAndGet();
-        reads.onBlockFetchFailure(b.blockId, failure);
-      }
-      return;
-    }
-    new BlockFetch(blocks, channel, reads, downloadFileManager, transportConf, stats, indexes)
-        .start();
+    RetriedFetch fetch = new RetriedFetch(host, port, execId, shuffleId, fromService, spark,
+        downloadFileManager);
+    // Spark's own retry loop, as its block transfer service runs it: each attempt reconnects
+    // and reads the blocks still outstanding; a stale attempt's answers are dropped.
+    new RetryingBlockTransferor(transportConf, fetch, registered.toArray(new String[0]),
+        fetch.finalListener(), fetch).start();
   }
 
   /**
-   * The listener of one fetch's one-sided reads when Spark lists the blocks at an external
-   * shuffle service: a block whose read failed goes to Spark's client (to the service)
-   * instead if its executor has been removed (one question to the driver per fetch, asked on
-   * the first failure), else its failure goes to Spark.
+   * The registered blocks of one fetchBlocks call, read in attempts: Spark's {@link
+   * RetryingBlockTransferor} starts each attempt here and asks here whether a failure may be
+   * tried again ({@link FetchRetryPolicy}: not a refusal, not a removed executor). When Spark
+   * lists the blocks at an external shuffle service, a block whose executor has since been
+   * removed goes to Spark's client (to the service) instead: in a later attempt, once the
+   * driver has said so (one question per fetch, asked on the first failure), or after the
+   * last failure.
    */
-  private final class DepartureCheck implements BlockFetchingListener {
+  private final class RetriedFetch implements RetryingBlockTransferor.BlockTransferStarter,
+      ErrorHandler {
     private final String host;
     private final int port;
     private final String execId;
     private final int shuffleId;
-    private final BlockFetchingListener listener;
-    private final DownloadFileManager downloadFileManager;
+    private final boolean fromService;
+    private final BlockFetchingListener spark;
+    private final DownloadFileManager downloads;
+    private final FetchRetryPolicy policy;
+    /** Failures from Spark's own client: already retried there, never again here. */
+    private final Set<Throwable> fromFallback =
+        Collections.newSetFromMap(Collections.synchronizedMap(new IdentityHashMap<>()));
+    private final AtomicBoolean loggedOne = new AtomicBoolean();
     private CompletableFuture<Boolean> departed; // guarded by this
 
-    DepartureCheck(String host, int port, String execId, int shuffleId,
-        BlockFetchingListener listener, DownloadFileManager downloadFileManager) {
+    RetriedFetch(String host, int port, String execId, int shuffleId, boolean fromService,
+        BlockFetchingListener spark, DownloadFileManager downloads) {
       this.host = host;
       this.port = port;
       this.execId = execId;
       this.shuffleId = shuffleId;
-      this.listener = listener;
-      this.downloadFileManager = downloadFileManager;
+      this.fromService = fromService;
+      this.spark = spark;
+      this.downloads = downloads;
+      this.policy = new FetchRetryPolicy(() -> tables.removed(execId), stats.fetchRetries);
     }
 
-    @Override
-    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
-      listener.onBlockFetchSuccess(blockId, data);
-    }
-
-    @Override
-    public void onBlockFetchFailure(String blockId, Throwable cause) {
-      departed().whenComplete((gone, checkFailed) -> {
-        if (Boolean.TRUE.equals(gone)) {
-          stats.failedBlocks.decrementAndGet(); // not failed after all: read elsewhere
-          stats.removedExecutorBlocks.incrementAndGet();
-          fetchUnregistered(host, port, execId, List.of(blockId), listener,
-              downloadFileManager);
-        } else {
-          listener.onBlockFetchFailure(blockId, cause);
+    /** Where a block's last failure goes: Spark, or first the departure check. */
+    BlockFetchingListener finalListener() {
+      return !fromService ? spark : new BlockFetchingListener() {
+        @Override
+        public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
+          spark.onBlockFetchSuccess(blockId, data);
         }
-      });
+
+        @Override
+        public void onBlockFetchFailure(String blockId, Throwable cause) {
+          if (fromFallback.contains(cause)) {
+            spark.onBlockFetchFailure(blockId, cause); // the service itself failed it
+            return;
+          }
+          departed().whenComplete((gone, checkFailed) -> {
+            if (Boolean.TRUE.equals(gone)) {
+              stats.removedExecutorBlocks.incrementAndGet();
+              fetchUnregistered(host, port, execId, List.of(blockId), spark, downloads);
+            } else {
+              spark.onBlockFetchFailure(blockId, cause);
+            }
+          });
+        }
+      };
+    }
+
+    /**
+     * Spark logs each block it gives up on with the whole stack trace; one per fetch is
+     * enough (Spark's fetcher reports every failed block again as a fetch failure).
+     */
+    @Override
+    public boolean shouldLogError(Throwable t) {
+      return loggedOne.compareAndSet(false, true);
+    }
+
+    @Override
+    public boolean shouldRetryError(Throwable t) {
+      if (fromFallback.contains(t)) {
+        return false;
+      }
+      if (fromService) {
+        departed(); // answered before the next attempt resolves the blocks again
+      }
+      return policy.shouldRetryError(t);
+    }
+
+    @Override
+    public void createAndStart(String[] ids, BlockTransferListener attempt) {
+      BlockFetchingListener reads = (BlockFetchingListener) attempt;
+      List<BlockFetch.Block> blocks = new ArrayList<>(ids.length);
+      List<String> departedIds = new ArrayList<>();
+      PeerAddress peer = null;
+      for (String id : ids) {
+        BlockFetch.Block b;
+        try {
+          b = resolve(id, execId);
+          if (b == null) {
+            if (!fromService) {
+              throw new IOException("executor " + execId + " was removed; no registration "
+                  + "serves " + id + " any more");
+            }
+            departedIds.add(id);
+            continue;
+          }
+          if (peer != null && !peer.equals(b.peer)) {
+            throw new IOException("executor " + execId + " changed its transport address "
+                + "from " + peer + " to " + b.peer);
+          }
+        } catch (IOException | RuntimeException e) {
+          reads.onBlockFetchFailure(id, e);
+          continue;
+        }
+        peer = b.peer;
+        blocks.add(b);
+      }
+      if (!departedIds.isEmpty()) {
+        stats.removedExecutorBlocks.addAndGet(departedIds.size());
+        fetchUnregistered(host, port, execId, departedIds, new MarkingFallback(reads),
+            downloads);
+      }
+      if (blocks.isEmpty()) {
+        return;
+      }
+      TransportChannel channel;
+      try {
+        channel = transport.connect(peer);
+      } catch (IOException | RuntimeException e) {
+        // Failed block by block, never thrown: Spark would fail every block of the attempt
+        // again, also those already answered above.
+        IOException failure = new IOException("cannot connect to the " + transport.name()
+            + " transport of executor " + execId + " at " + peer + ": " + e.getMessage(), e);
+        for (BlockFetch.Block b : blocks) {
+          reads.onBlockFetchFailure(b.blockId, failure);
+        }
+        return;
+      }
+      new BlockFetch(blocks, channel, reads, downloads, transportConf, stats, indexes).start();
     }
 
     private synchronized CompletableFuture<Boolean> departed() {
@@ -219,6 +310,46 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       }
       return departed;
     }
+
+    /** Hands Spark's client's answers to the attempt, its failures marked as final. */
+    private final class MarkingFallback implements BlockFetchingListener {
+      private final BlockFetchingListener attempt;
+
+      MarkingFallback(BlockFetchingListener attempt) {
+        this.attempt = attempt;
+      }
+
+      @Override
+      public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
+        attempt.onBlockFetchSuccess(blockId, data);
+      }
+
+      @Override
+      public void onBlockFetchFailure(String blockId, Throwable cause) {
+        fromFallback.add(cause);
+        attempt.onBlockFetchFailure(blockId, cause);
+      }
+    }
+  }
+
+  /** Counts the failures that reach Spark (each one a fetch failure there). */
+  private final class FailureCount implements BlockFetchingListener {
+    private final BlockFetchingListener spark;
+
+    FailureCount(BlockFetchingListener spark) {
+      this.spark = spark;
+    }
+
+    @Override
+    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
+      spark.onBlockFetchSuccess(blockId, data);
+    }
+
+    @Override
+    public void onBlockFetchFailure(String blockId, Throwable cause) {
+      stats.failedBlocks.incrementAndGet();
+      spark.onBlockFetchFailure(blockId, cause);
+    }
   }
 
   private void fetchUnregistered(String host, int port, String execId, List<String> ids,
@@ -227,7 +358,6 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       IOException e = new IOException("no registered map output on executor " + execId
           + " (lost executor or unregistered output)");
       for (String id : ids) {
-        stats.failedBlocks.incrementAndGet();
         listener.onBlockFetchFailure(id, e);
       }
       return;

@@ -15,7 +15,15 @@ public final class ReaderStats {
   /** READs of map-output indexes: one per output and executor while the cache holds it. */
   public final AtomicLong indexReads = new AtomicLong();
   public final AtomicLong dataReads = new AtomicLong();
+  /** Blocks whose failure reached Spark (after any retries): each a fetch failure. */
   public final AtomicLong failedBlocks = new AtomicLong();
+  /** Block reads that failed in one attempt (a retried block may count more than once). */
+  public final AtomicLong blockReadFailures = new AtomicLong();
+  /**
+   * Attempts of a fetch started again after a curable failure (spark.shuffle.io.maxRetries,
+   * spark.shuffle.io.retryWait): a lost connection, a transport retry error, a timeout.
+   */
+  public final AtomicLong fetchRetries = new AtomicLong();
   public final AtomicLong blocksToDisk = new AtomicLong();
   /** Blocks with no registration where Spark expects them, fetched by Spark's own client. */
   public final AtomicLong fallbackBlocks = new AtomicLong();
@@ -57,6 +65,8 @@ public final class ReaderStats {
     m.put("reader.indexReads", indexReads.get());
     m.put("reader.dataReads", dataReads.get());
     m.put("reader.failedBlocks", failedBlocks.get());
+    m.put("reader.blockReadFailures", blockReadFailures.get());
+    m.put("reader.fetchRetries", fetchRetries.get());
     m.put("reader.blocksToDisk", blocksToDisk.get());
     m.put("reader.fallbackBlocks", fallbackBlocks.get());
     m.put("reader.removedExecutorBlocks", removedExecutorBlocks.get());

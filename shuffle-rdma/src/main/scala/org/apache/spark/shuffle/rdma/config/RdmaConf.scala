@@ -101,8 +101,9 @@ object RdmaConf {
     .createWithDefaultString("32m"))
 
   val READ_TIMEOUT: ConfigEntry[Long] = define(ConfigBuilder(PREFIX + "readTimeout")
-    .doc("A read that has not completed after this long fails (and so does the fetch, " +
-      "which Spark turns into a fetch failure and a map stage retry).")
+    .doc("A read that has not completed after this long fails; its fetch is tried again " +
+      "within spark.shuffle.io.maxRetries and spark.shuffle.io.retryWait, as Spark's own " +
+      "client retries, and then becomes a fetch failure (and a map stage retry).")
     .version(V)
     .timeConf(TimeUnit.MILLISECONDS)
     .checkValue(v => v >= 100 && v <= TimeUnit.HOURS.toMillis(1), "must be in [100ms, 1h]")

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -17,9 +18,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.SecurityManager;
-import org.apache.spark.SecurityManager$;
-import org.apache.spark.SparkConf;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.buffer.NioManagedBuffer;
 import org.apache.spark.network.shuffle.BlockFetchingListener;
@@ -27,9 +25,6 @@ import org.apache.spark.network.shuffle.BlockStoreClient;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
-import org.apache.spark.rpc.RpcEndpointRef;
-import org.apache.spark.rpc.RpcEnv;
-import org.apache.spark.rpc.RpcEnv$;
 import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RegisteredRegion;
@@ -52,43 +47,23 @@ class RemovedExecutorReadTest {
   private static final int SERVICE_PORT = 7337;
   private static final String BLOCK = "shuffle_3_10_1";
 
-  private RpcEnv driver;
-  private RpcEnv executor;
-  private RdmaMasterEndpoint master;
-  private RpcEndpointRef masterRef;
-  private RpcEndpointRef tablesRef;
+  private MetadataFixture meta;
   private final List<String> fallbackCalls = Collections.synchronizedList(new ArrayList<>());
   private final LinkedBlockingQueue<String> outcomes = new LinkedBlockingQueue<>();
 
   @BeforeEach
   void start() {
-    SparkConf conf = new SparkConf(false).set("spark.rpc.askTimeout", "30s");
-    SecurityManager security = new SecurityManager(conf,
-        SecurityManager$.MODULE$.$lessinit$greater$default$2(),
-        SecurityManager$.MODULE$.$lessinit$greater$default$3());
-    driver = RpcEnv$.MODULE$.create("read-driver", "127.0.0.1", 0, conf, security, false);
-    master = new RdmaMasterEndpoint(driver);
-    driver.setupEndpoint(RdmaMasterEndpoint.NAME(), master);
-    driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master, null));
-    master.shuffleRegistered(SHUFFLE, 4);
-    executor = RpcEnv$.MODULE$.create("exec-1", "127.0.0.1", 0, conf, security, true);
-    masterRef = executor.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
-    tablesRef = executor.setupEndpointRef(driver.address(), RdmaTableEndpoint.NAME());
-    MetadataRpc.registerTransport(masterRef, "1", "tcp", new PeerAddress("127.0.0.1", 1),
-        executor.setupEndpoint("rdma-shuffle-executor-1",
-            new RdmaExecutorEndpoint(executor, Collections::emptyMap, (s, m) -> { })));
-    MetadataRpc.publish(masterRef, SHUFFLE, 10, DescriptorCodec.encodeEntry(
-        new MapOutputDescriptor(SHUFFLE, 10, "1", 4, 0x7f0000000000L, 0x1234, 100, 1L << 30,
-            new long[] {0x7e0000000000L}, new int[] {0x5678})));
+    meta = new MetadataFixture();
+    meta.registerShuffle(SHUFFLE, 4);
+    meta.registerExecutor("1", new PeerAddress("127.0.0.1", 1));
+    meta.publish(new MapOutputDescriptor(SHUFFLE, 10, "1", 4, 0x7f0000000000L, 0x1234, 100,
+        1L << 30, new long[] {0x7e0000000000L}, new int[] {0x5678}));
   }
 
   @AfterEach
   void stop() {
-    for (RpcEnv e : new RpcEnv[] {executor, driver}) {
-      if (e != null) {
-        e.shutdown();
-        e.awaitTermination();
-      }
+    if (meta != null) {
+      meta.close();
     }
   }
 
@@ -118,9 +93,9 @@ class RemovedExecutorReadTest {
 
   @Test
   void aStaleReadAtARemovedExecutorGoesToTheShuffleService() throws Exception {
-    ShuffleTableCache tables = new ShuffleTableCache(masterRef, tablesRef);
+    ShuffleTableCache tables = meta.tables();
     assertNotNull(tables.locateOrNull(SHUFFLE, 10, "1")); // the directory before the removal
-    master.executorRemoved("1");
+    meta.master.executorRemoved("1");
     RdmaBlockStoreClient client = client(tables, SERVICE_PORT);
     assertEquals("success " + BLOCK, fetch(client, SERVICE_PORT));
     assertEquals(List.of("127.0.0.1:" + SERVICE_PORT + " 1 " + BLOCK), fallbackCalls);
@@ -136,7 +111,7 @@ class RemovedExecutorReadTest {
 
   @Test
   void aFailedReadAtALiveExecutorStaysAFailure() throws Exception {
-    RdmaBlockStoreClient client = client(new ShuffleTableCache(masterRef, tablesRef),
+    RdmaBlockStoreClient client = client(meta.tables(),
         SERVICE_PORT);
     String outcome = fetch(client, SERVICE_PORT);
     assertTrue(outcome.startsWith("failure " + BLOCK + ": cannot connect"), outcome);
@@ -147,8 +122,8 @@ class RemovedExecutorReadTest {
 
   @Test
   void withoutAShuffleServiceARemovedExecutorsBlocksFailAtOnce() throws Exception {
-    master.executorRemoved("1");
-    RdmaBlockStoreClient client = client(new ShuffleTableCache(masterRef, tablesRef), -1);
+    meta.master.executorRemoved("1");
+    RdmaBlockStoreClient client = client(meta.tables(), -1);
     String outcome = fetch(client, 40001); // Spark names the executor's block manager
     assertTrue(outcome.contains("executor 1 was removed"), outcome);
     assertTrue(fallbackCalls.isEmpty(), fallbackCalls.toString());
@@ -181,7 +156,7 @@ class RemovedExecutorReadTest {
 
     @Override
     public TransportChannel connect(PeerAddress peer) throws IOException {
-      throw new IOException("Connection refused: " + peer);
+      throw new ConnectException("Connection refused: " + peer);
     }
 
     @Override

@@ -145,7 +145,7 @@ class BlockFetchTest {
     assertTrue(out.failures.containsKey("b2-3") && out.failures.containsKey("b4-5"));
     assertArrayEquals(expected(0, 1), out.bytes.get("b0-1"));
     assertArrayEquals(expected(1, 2), out.bytes.get("b1-2"));
-    assertEquals(2, stats.failedBlocks.get());
+    assertEquals(2, stats.blockReadFailures.get());
     assertEquals(2, downloads.registered.get());
     // Only the two good blocks' files remain: the failed ones were deleted.
     String[] left = dir.list((d, name) -> name.startsWith("download-"));

@@ -192,7 +192,7 @@ class IndexCacheTest {
     }
     assertTrue(out.failures.get(id(lost, 0, 1)).getMessage().contains("key"),
         out.failures.get(id(lost, 0, 1)).toString());
-    assertEquals(4, stats.failedBlocks.get());
+    assertEquals(4, stats.blockReadFailures.get());
     assertEquals(1, cache.size(), "only the good output's index is kept");
     assertEquals(2, stats.indexReads.get());
     // The next fetch of the lost output reads its index again (and fails again).

@@ -20,6 +20,7 @@ import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.client.TransportResponseHandler;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.ReadRefusedException;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
@@ -215,10 +216,14 @@ final class TcpChannel implements TransportChannel {
 
         @Override
         public void onFailure(Throwable e) {
+          if (e instanceof IOException) {
+            answered(id, null, e); // the connection closed under the batch: not a refusal
+            return;
+          }
           // network-common sends the server's whole stack trace: its first line says why.
           String why = String.valueOf(e.getMessage());
           int eol = why.indexOf('\n');
-          answered(id, null, new IOException("the peer refused the batch: "
+          answered(id, null, new ReadRefusedException("the peer refused the batch: "
               + (eol < 0 ? why : why.substring(0, eol)), e));
         }
       });
@@ -292,7 +297,7 @@ final class TcpChannel implements TransportChannel {
       for (int i = 0; i < reads.size(); i++) {
         ReadRequest r = reads.get(i);
         if (lengths[i] == ReadBatch.REFUSED) {
-          fail(r, new IOException(r + " from " + peer + " failed: " + reasons[i]));
+          fail(r, new ReadRefusedException(r + " from " + peer + " failed: " + reasons[i]));
           continue;
         }
         ManagedBuffer part = new NettyManagedBuffer(body.retainedSlice(at, lengths[i]));

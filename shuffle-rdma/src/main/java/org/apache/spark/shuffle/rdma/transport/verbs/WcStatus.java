@@ -29,6 +29,15 @@ public final class WcStatus {
     return status >= 0 && status < NAMES.length ? NAMES[status] : "IBV_WC_STATUS_" + status;
   }
 
+  /**
+   * True for the statuses by which the peer's NIC refused the READ itself (a wrong or revoked
+   * rkey, a range outside the region, a request it does not accept): posting it again gets
+   * the same answer. Transport errors (retries exceeded, flushed, timeouts) are not refusals.
+   */
+  public static boolean isRefusal(int status) {
+    return status == REM_ACCESS_ERR || status == 9 || status == 15;
+  }
+
   /** Status name plus what it usually means for a READ. */
   public static String describe(int status) {
     switch (status) {

@@ -23,6 +23,18 @@ import org.junit.jupiter.api.Test;
 class VerbsPartsTest {
 
   @Test
+  void onlyThePeersOwnRefusalsAreRefusals() {
+    // The reader retries every failed READ but these: the responder's NIC answered no.
+    for (int refusal : new int[] {WcStatus.REM_ACCESS_ERR, 9, 15}) {
+      assertTrue(WcStatus.isRefusal(refusal), WcStatus.name(refusal));
+    }
+    // Transport trouble (a blip, a dead peer, a flushed queue pair) is worth another try.
+    for (int blip : new int[] {WcStatus.SUCCESS, WcStatus.WR_FLUSH_ERR, 12, 13, 20, 21}) {
+      assertFalse(WcStatus.isRefusal(blip), WcStatus.name(blip));
+    }
+  }
+
+  @Test
   void buddyAllocatorSplitsMergesAndRefusesWhenFull() {
     BuddyAllocator a = new BuddyAllocator(1 << 20);
     assertEquals(1 << 20, a.freeBytes());

@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 
 import com.ibm.disni.verbs.RdmaCmEvent;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+import org.apache.spark.shuffle.rdma.transport.ReadRefusedException;
 import org.apache.spark.shuffle.rdma.transport.verbs.ConnectAuth;
 import org.apache.spark.shuffle.rdma.transport.verbs.ReadDepth;
 import org.slf4j.Logger;
@@ -65,11 +66,16 @@ final class OutboundConnection implements CmHandler {
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
         channel.fail(new IOException("RDMA connection to " + peer + " lost (" + type + ")"));
         break;
+      case RDMA_CM_EVENT_REJECTED:
+        // The peer's CM answered no: nobody listens there any more (the executor is gone),
+        // or it refused us. A reader does not retry this.
+        channel.fail(new ReadRefusedException("RDMA connect to " + peer + " failed: " + type
+            + explain(type)));
+        break;
       case RDMA_CM_EVENT_ADDR_ERROR:
       case RDMA_CM_EVENT_ROUTE_ERROR:
       case RDMA_CM_EVENT_CONNECT_ERROR:
       case RDMA_CM_EVENT_UNREACHABLE:
-      case RDMA_CM_EVENT_REJECTED:
         channel.fail(new IOException("RDMA connect to " + peer + " failed: " + type
             + explain(type)));
         break;

@@ -19,6 +19,7 @@ import com.ibm.disni.verbs.impl.NatObject;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RareLog;
+import org.apache.spark.shuffle.rdma.transport.ReadRefusedException;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
@@ -475,10 +476,11 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink, CompletionL
       toRetry.add(r);
       return;
     }
-    IOException e = new IOException("RDMA READ " + r + " from " + peer + " failed: "
-        + WcStatus.describe(status)
-        + (status == WcStatus.WR_FLUSH_ERR && cause != null ? "; cause: " + cause.getMessage()
-            : ""), status == WcStatus.WR_FLUSH_ERR ? cause : null);
+    String why = "RDMA READ " + r + " from " + peer + " failed: " + WcStatus.describe(status);
+    IOException e = WcStatus.isRefusal(status) ? new ReadRefusedException(why)
+        : new IOException(why + (status == WcStatus.WR_FLUSH_ERR && cause != null
+            ? "; cause: " + cause.getMessage() : ""),
+            status == WcStatus.WR_FLUSH_ERR ? cause : null);
     if (brokeByThisRead) {
       failByReadError(e);
     }

@@ -1,0 +1,72 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.metadata;
+
+import java.util.Collections;
+
+import org.apache.spark.SecurityManager;
+import org.apache.spark.SecurityManager$;
+import org.apache.spark.SparkConf;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.rpc.RpcEnv$;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
+
+/**
+ * The driver's real metadata endpoints on a real Spark RpcEnv (server mode, loopback) and one
+ * executor's client-mode RpcEnv talking to them, as an executor's plugin does: for tests of
+ * the reader against a real directory and real tables.
+ */
+public final class MetadataFixture implements AutoCloseable {
+  public final RpcEnv driver;
+  public final RpcEnv executor;
+  public final RdmaMasterEndpoint master;
+  public final RpcEndpointRef masterRef;
+  public final RpcEndpointRef tablesRef;
+
+  public MetadataFixture() {
+    SparkConf conf = new SparkConf(false).set("spark.rpc.askTimeout", "30s");
+    SecurityManager security = new SecurityManager(conf,
+        SecurityManager$.MODULE$.$lessinit$greater$default$2(),
+        SecurityManager$.MODULE$.$lessinit$greater$default$3());
+    driver = RpcEnv$.MODULE$.create("fixture-driver", "127.0.0.1", 0, conf, security, false);
+    master = new RdmaMasterEndpoint(driver);
+    driver.setupEndpoint(RdmaMasterEndpoint.NAME(), master);
+    driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master, null));
+    executor = RpcEnv$.MODULE$.create("fixture-exec", "127.0.0.1", 0, conf, security, true);
+    masterRef = executor.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
+    tablesRef = executor.setupEndpointRef(driver.address(), RdmaTableEndpoint.NAME());
+  }
+
+  /** Registers executor {@code id} serving at {@code at} (from this fixture's executor env). */
+  public void registerExecutor(String id, PeerAddress at) {
+    MetadataRpc.registerTransport(masterRef, id, "tcp", at,
+        executor.setupEndpoint("rdma-shuffle-executor-" + id,
+            new RdmaExecutorEndpoint(executor, Collections::emptyMap, (s, m) -> { })));
+  }
+
+  /** The driver's side of registerShuffle. */
+  public void registerShuffle(int shuffleId, int numPartitions) {
+    master.shuffleRegistered(shuffleId, numPartitions);
+  }
+
+  /** Publishes a map output as its executor does once the output is committed. */
+  public void publish(MapOutputDescriptor d) {
+    MetadataRpc.publish(masterRef, d.shuffleId(), d.mapId(), DescriptorCodec.encodeEntry(d));
+  }
+
+  /** A reader's view of the tables, as each executor holds one. */
+  public ShuffleTableCache tables() {
+    return new ShuffleTableCache(masterRef, tablesRef);
+  }
+
+  @Override
+  public void close() {
+    for (RpcEnv e : new RpcEnv[] {executor, driver}) {
+      e.shutdown();
+      e.awaitTermination();
+    }
+  }
+}
