@@ -57,6 +57,17 @@ final class BlipWorkload implements Workload {
     int failuresBefore = watch.fetchFailures();
     List<String> resubmittedBefore = watch.mapResubmissions();
     long t0 = System.nanoTime();
+    long wall0 = System.currentTimeMillis();
+    List<String> launches = new java.util.concurrent.CopyOnWriteArrayList<>();
+    org.apache.spark.scheduler.SparkListener launchTimes =
+        new org.apache.spark.scheduler.SparkListener() {
+      @Override
+      public void onTaskStart(org.apache.spark.scheduler.SparkListenerTaskStart e) {
+        launches.add(String.format("exec %s at %+.1fs", e.taskInfo().executorId(),
+            (e.taskInfo().launchTime() - wall0) / 1000.0));
+      }
+    };
+    sc.addSparkListener(launchTimes);
     applied = tc("add", "dev", netdev, "root", "netem", "loss", "100%");
     System.out.println("== blip: " + netdev + " drops every packet for " + seconds + " s ("
         + applied + ")");
@@ -78,6 +89,10 @@ final class BlipWorkload implements Workload {
     }
     sc.listenerBus().waitUntilEmpty();
     reducers = watch.resultTasksByExecutor();
+    sc.removeSparkListener(launchTimes);
+    // When each reduce task started against the outage (0 = applied): a task that started
+    // after it was lifted met no outage.
+    System.out.println("== blip: reduce tasks launched " + launches);
     if (watch.fetchFailures() != failuresBefore || !watch.mapResubmissions().equals(
         resubmittedBefore)) {
       System.out.println("== blip: fetch failures " + (watch.fetchFailures() - failuresBefore)

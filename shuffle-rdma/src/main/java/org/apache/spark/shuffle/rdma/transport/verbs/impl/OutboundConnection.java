@@ -121,8 +121,8 @@ final class OutboundConnection implements CmHandler {
       authQpn = channel.qp.getQp_num();
       authRequest = auth.request(authServer, authClient, authQpn);
     }
-    CmNative.connect(VerbsTransport.handle(channel.id), RcQueuePairs.RETRY, RcQueuePairs.RETRY,
-        offeredReadDepth, 0, authRequest);
+    CmNative.connect(VerbsTransport.handle(channel.id), RcQueuePairs.TRANSPORT_RETRY,
+        RcQueuePairs.RNR_RETRY, offeredReadDepth, 0, authRequest);
   }
 
   /**

@@ -10,8 +10,16 @@ import com.ibm.disni.verbs.IbvQPInitAttr;
 
 /** The one shape of queue pair this transport creates, on either side of a connection. */
 final class RcQueuePairs {
-  /** RC transport and RNR retry counts (the maximum, 7) for every connection. */
-  static final int RETRY = 7;
+  /**
+   * Transport retries of every connection: 6, not the maximum 7, because Soft-RoCE (rdma_rxe)
+   * takes 7 to mean "retry for ever" (only the RNR count has that meaning in the IB spec), so a
+   * queue pair to an unreachable peer would never fail and only readTimeout would end its
+   * reads. With 6 a dead link surfaces as IBV_WC_RETRY_EXC_ERR after 7 local ACK timeouts
+   * (about 4 s under rxe's defaults), which the reader retries (FetchRetryPolicy).
+   */
+  static final int TRANSPORT_RETRY = 6;
+  /** RNR retries (7: for ever, per the spec); READs never meet a receive-not-ready. */
+  static final int RNR_RETRY = 7;
 
   private RcQueuePairs() {
   }

@@ -110,9 +110,9 @@ final class VerbsAcceptor {
       int granted = ReadDepth.grant(requested, device);
       LOG.debug("verbs: accepting {}: READ depth requested {}, granted {}", peerOf(id),
           requested, granted);
-      CmNative.accept(VerbsTransport.handle(id), RcQueuePairs.RETRY, RcQueuePairs.RETRY, 0,
-          granted, auth == null ? null : auth.reply(data.privateData, server,
-              ConnectAuth.address(client), data.peerQpNum, qp.getQp_num()));
+      CmNative.accept(VerbsTransport.handle(id), RcQueuePairs.TRANSPORT_RETRY,
+          RcQueuePairs.RNR_RETRY, 0, granted, auth == null ? null : auth.reply(data.privateData,
+              server, ConnectAuth.address(client), data.peerQpNum, qp.getQp_num()));
     } catch (IOException | RuntimeException e) {
       LOG.warn("refusing RDMA connection request: {}", e.toString());
       IbvCQ c = cq;
