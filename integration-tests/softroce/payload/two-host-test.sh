@@ -170,6 +170,7 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -Dspark.shuffle.rdma.regionSize=4m \
   -Dspark.network.maxRemoteBlockSizeFetchToMem=5m \
   -Dspark.shuffle.io.retryWait=3s \
+  -Dspark.shuffle.rdma.verbs.keepaliveInterval=5s \
   -Dspark.shuffle.readHostLocalDisk=false \
   -Dspark.driver.host="$GUEST_IP" \
   -Dspark.ui.enabled=false \

@@ -21,8 +21,9 @@ import org.apache.spark.api.java.JavaSparkContext;
  * and the reader tries again after spark.shuffle.io.retryWait, within
  * spark.shuffle.io.maxRetries, as Spark's own client does. The job must finish with no
  * FetchFailed, no map stage recomputed, {@code reader.fetchRetries} > 0 (the outage was met)
- * and the sort shuffle's result. Before the reader retried, the same outage failed the
- * blocks and recomputed the map stage.
+ * and the sort shuffle's result. The servers' keepalive probes
+ * (spark.shuffle.rdma.verbs.keepaliveInterval, 5 s in this run) to readers the outage cut off
+ * fail too and free those inbound queue pairs ({@code transport.keepaliveFailures} > 0).
  *
  * <p>Environment: {@code TWO_HOST_BLIP_NETDEV} (the netdev the RDMA device sends through;
  * required), {@code TWO_HOST_BLIP_S}.
@@ -155,6 +156,16 @@ final class BlipWorkload implements Workload {
             + total.get("transport.readsFailed") + ", transport.reconnects "
             + total.get("transport.reconnects")
             + (retries == 0 ? " (0: no read was in flight during the outage)" : ""));
+    // The outage also cut every reader off from the servers it had open connections to: each
+    // server's keepalive probe to such a reader failed and freed its queue pair (without the
+    // probes nothing would, the serving side posts nothing else).
+    long probesFailed = total.getOrDefault("transport.keepaliveFailures", -1L);
+    StringBuilder inbound = new StringBuilder();
+    delta.forEach((e, m) -> inbound.append(" ").append(e).append(": ")
+        .append(m.getOrDefault("transport.inboundQueuePairs", -1L)));
+    checks.check("inbound queue pairs of unreachable readers freed by keepalive",
+        probesFailed > 0, "transport.keepaliveFailures " + probesFailed
+            + "; inbound queue pairs now (readers reconnected after the outage):" + inbound);
     for (String zero : new String[] {"reader.failedBlocks", "reader.fallbackBlocks",
         "transport.readsServed"}) {
       long v = total.getOrDefault(zero, -1L);

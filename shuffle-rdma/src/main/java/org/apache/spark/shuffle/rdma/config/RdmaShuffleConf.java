@@ -203,6 +203,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.VERBS_POOL_WAIT());
   }
 
+  /** How often inbound verbs connections are probed, in milliseconds; 0: no probes. */
+  public long verbsKeepaliveIntervalMs() {
+    return (Long) get(RdmaConf.VERBS_KEEPALIVE_INTERVAL());
+  }
+
   /** RC queue pairs per peer on verbs; 0: from the device (see QueuePairStriping). */
   public int verbsQueuePairsPerPeer() {
     return (Integer) get(RdmaConf.VERBS_QUEUE_PAIRS_PER_PEER());

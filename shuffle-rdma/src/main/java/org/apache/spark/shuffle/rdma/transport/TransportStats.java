@@ -56,6 +56,13 @@ public final class TransportStats {
    */
   public final AtomicLong poolOverflows = new AtomicLong();
   public final AtomicLong poolOverflowBytes = new AtomicLong();
+  /** Gauge (verbs): queue pairs peers hold open to read from this executor. */
+  public final AtomicLong inboundQueuePairs = new AtomicLong();
+  /**
+   * Inbound connections (verbs) torn down because their keepalive probe failed: the reader
+   * vanished without a disconnect (spark.shuffle.rdma.verbs.keepaliveInterval).
+   */
+  public final AtomicLong keepaliveFailures = new AtomicLong();
   /** Gauge (verbs): queue pairs this executor opens to each peer; 0 on tcp. */
   public final AtomicLong queuePairsPerPeer = new AtomicLong();
 
@@ -90,6 +97,8 @@ public final class TransportStats {
     m.put("queuePairsPerPeer", queuePairsPerPeer.get());
     m.put("poolOverflows", poolOverflows.get());
     m.put("poolOverflowBytes", poolOverflowBytes.get());
+    m.put("inboundQueuePairs", inboundQueuePairs.get());
+    m.put("keepaliveFailures", keepaliveFailures.get());
     return m;
   }
 }

@@ -175,6 +175,20 @@ object RdmaConf {
       .checkValue(v => v >= 0 && v <= TimeUnit.MINUTES.toMillis(10), "must be in [0, 10min]")
       .createWithDefaultString("250ms"))
 
+  val VERBS_KEEPALIVE_INTERVAL: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "verbs.keepaliveInterval")
+      .doc("How often the serving side probes each inbound connection with a zero-length " +
+        "RDMA WRITE (it touches no memory and needs no rkey). A reader that vanished without " +
+        "disconnecting (power loss, a partitioned host) answers nothing, the probe fails " +
+        "after the queue pair's transport retries, and the connection's queue pair and " +
+        "completion queue are freed (transport.keepaliveFailures); otherwise nothing would " +
+        "ever free them, as the serving side posts nothing else. 0: no probes.")
+      .version(V)
+      .timeConf(TimeUnit.MILLISECONDS)
+      .checkValue(v => v == 0 || (v >= 1000 && v <= TimeUnit.HOURS.toMillis(1)),
+        "must be 0 or in [1s, 1h]")
+      .createWithDefaultString("30s"))
+
   val VERBS_QUEUE_PAIRS_PER_PEER: ConfigEntry[Int] = define(
     ConfigBuilder(PREFIX + "verbs.queuePairsPerPeer")
       .doc("RC queue pairs (connections) one executor opens to each peer on verbs; its reads " +

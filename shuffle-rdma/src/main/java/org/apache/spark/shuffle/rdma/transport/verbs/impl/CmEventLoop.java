@@ -32,6 +32,8 @@ final class CmEventLoop implements Runnable {
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final Thread thread;
   private volatile boolean running = true;
+  /** Runs on this thread after each wait for events (at most POLL_MS apart). */
+  private volatile Runnable tick = () -> { };
 
   CmEventLoop(RdmaEventChannel channel, BiConsumer<RdmaCmId, CmConnectData> onConnectRequest,
       String name) {
@@ -39,6 +41,11 @@ final class CmEventLoop implements Runnable {
     this.onConnectRequest = onConnectRequest;
     this.thread = new Thread(this, name);
     this.thread.setDaemon(true);
+  }
+
+  /** Work to run on this thread every POLL_MS or so (set before {@link #start}). */
+  void onTick(Runnable work) {
+    this.tick = work;
   }
 
   void start() {
@@ -74,6 +81,11 @@ final class CmEventLoop implements Runnable {
       }
       if (event != null) {
         dispatch(event);
+      }
+      try {
+        tick.run();
+      } catch (RuntimeException e) {
+        LOG.warn("RDMA-CM tick failed", e);
       }
     }
     runTasks();

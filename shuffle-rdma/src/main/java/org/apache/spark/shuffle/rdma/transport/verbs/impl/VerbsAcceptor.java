@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvCompChannel;
@@ -17,6 +18,7 @@ import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.impl.NatObject;
+import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.apache.spark.shuffle.rdma.transport.TransportStats;
 import org.apache.spark.shuffle.rdma.transport.verbs.ConnectAuth;
 import org.apache.spark.shuffle.rdma.transport.verbs.ConnectGate;
@@ -34,12 +36,16 @@ import org.slf4j.LoggerFactory;
  */
 final class VerbsAcceptor {
   private static final Logger LOG = LoggerFactory.getLogger(VerbsAcceptor.class);
+  private static final long SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   private final TransportStats stats;
   private final CmEventLoop cm;
   private final long contextHandle;
   private final VerbsMemory memory;
-  /** Inbound CQs are never armed or polled; DiSNI only insists on a completion channel. */
+  /**
+   * Inbound CQs are never armed (DiSNI only insists on a completion channel); the CM thread
+   * polls them for keepalive probes' completions.
+   */
   private final IbvCompChannel compChannel;
   /** Connection authentication; null without spark.authenticate. */
   private final ConnectAuth auth;
@@ -47,10 +53,15 @@ final class VerbsAcceptor {
   private final ConnectGate gate;
   private final ReadDepth.Device device;
   private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
+  /** spark.shuffle.rdma.verbs.keepaliveInterval; 0: inbound connections are not probed. */
+  private final long keepaliveMs;
+  private long nextSweep;
   private volatile boolean closed;
 
   VerbsAcceptor(TransportStats stats, CmEventLoop cm, long contextHandle, VerbsMemory memory,
-      IbvCompChannel compChannel, ConnectAuth auth, ConnectGate gate, ReadDepth.Device device) {
+      IbvCompChannel compChannel, ConnectAuth auth, ConnectGate gate, ReadDepth.Device device,
+      long keepaliveMs) {
+    this.keepaliveMs = keepaliveMs;
     this.stats = stats;
     this.cm = cm;
     this.contextHandle = contextHandle;
@@ -103,8 +114,10 @@ final class VerbsAcceptor {
       cq = ctx.createCQ(compChannel, 2, 0);
       IbvQP qp = id.createQP(memory.pd(), RcQueuePairs.attr(cq, 1, 1));
       in = new InboundConnection(this, id, cq, client);
+      in.keepAlive(qp, keepaliveMs, System.nanoTime());
       cm.register(id, in);
       inbound.add(in);
+      stats.inboundQueuePairs.set(inbound.size());
       // Serve as many READs at once as the reader asked for, at most our max_qp_rd_atom.
       int requested = data == null ? 0 : ReadDepth.peerFigure(data.readDepths);
       int granted = ReadDepth.grant(requested, device);
@@ -154,8 +167,35 @@ final class VerbsAcceptor {
     }
     in.forgotten = true;
     inbound.remove(in);
+    stats.inboundQueuePairs.set(inbound.size());
     cm.unregister(in.id);
     gate.release(in.client);
+  }
+
+  /**
+   * CM thread, every tick: a keepalive step for each inbound connection (at most every
+   * 100 ms); a connection whose probe failed lost its reader and is torn down.
+   */
+  void sweep() {
+    if (keepaliveMs <= 0 || inbound.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (now - nextSweep < 0) {
+      return;
+    }
+    nextSweep = now + SWEEP_NANOS;
+    for (InboundConnection in : inbound) {
+      if (!in.keepAliveStep(now)) {
+        long n = stats.keepaliveFailures.incrementAndGet();
+        if (RareLog.due(n)) {
+          LOG.warn("verbs: the reader at {} stopped answering keepalive probes "
+              + "(spark.shuffle.rdma.verbs.keepaliveInterval); its queue pair is freed ({} so "
+              + "far)", in.client, n);
+        }
+        in.destroy();
+      }
+    }
   }
 
   /** Refuses new connection requests; existing ones stay until {@link #destroyAll}. */

@@ -147,7 +147,9 @@ public final class VerbsTransport implements ShuffleTransport {
       this.acceptor = new VerbsAcceptor(stats, cm, contextHandle, memory,
           agents[0].compChannel(), auth, new ConnectGate(auth, new InboundQuota(
               settings.conf().verbsMaxInboundQueuePairs(),
-              settings.conf().verbsMaxInboundQueuePairsPerAddress())), device);
+              settings.conf().verbsMaxInboundQueuePairsPerAddress())), device,
+          settings.conf().verbsKeepaliveIntervalMs());
+      cm.onTick(acceptor::sweep);
       this.connector = new VerbsConnector(settings.conf(), stats, eventChannel, cm,
           contextHandle, bindIp, memory, agents, callbacks, auth, device, queuePairsPerPeer);
     } catch (IOException | RuntimeException e) {
