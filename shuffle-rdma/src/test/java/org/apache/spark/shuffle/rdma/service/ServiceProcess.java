@@ -23,7 +23,8 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 /**
  * The node service as its own process, started the way operators start it:
  * bin/shuffle-rdma-service, with SPARK_HOME pointing at a directory whose jars/ links every
- * jar of this test's class path, and SHUFFLE_RDMA_JAR at the plugin's compiled classes.
+ * jar of this test's class path, and SHUFFLE_RDMA_JAR at the plugin's compiled classes (those
+ * of the Spark line under test).
  */
 final class ServiceProcess implements AutoCloseable {
   final Process process;
@@ -83,8 +84,9 @@ final class ServiceProcess implements AutoCloseable {
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     pb.environment().put("SPARK_HOME", sparkHome.toString());
-    pb.environment().put("SHUFFLE_RDMA_JAR",
-        root.resolve("shuffle-rdma/target/classes").toString());
+    // The plugin classes of the Spark line under test (each line builds into its own dir).
+    pb.environment().put("SHUFFLE_RDMA_JAR", Paths.get(NodeService.class.getProtectionDomain()
+        .getCodeSource().getLocation().toURI()).toString());
     pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
     pb.environment().put("SHUFFLE_RDMA_SERVICE_OPTS", "-Xmx256m");
     return new ServiceProcess(pb.start(), socket);
