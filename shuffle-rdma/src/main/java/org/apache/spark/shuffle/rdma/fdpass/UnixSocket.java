@@ -25,7 +25,8 @@ public final class UnixSocket implements Closeable {
 
   private final int fd;
   private final String name;
-  private boolean closed;
+  /** Set before the descriptor is closed: its number may then name another file. */
+  private volatile boolean closed;
 
   UnixSocket(int fd, String name) {
     this.fd = fd;
@@ -52,6 +53,7 @@ public final class UnixSocket implements Closeable {
       throw new IOException("a message carries at most " + MAX_FDS + " descriptors, not "
           + fds.length);
     }
+    checkOpen();
     int rc = UnixSocketNative.send(fd, message, message.length, fds, fds.length);
     if (rc < 0) {
       throw FdErrors.of("sending to " + name, rc);
@@ -71,6 +73,7 @@ public final class UnixSocket implements Closeable {
     if (maxLength <= 0 || maxLength > MAX_MESSAGE || maxFds < 0 || maxFds > MAX_FDS) {
       throw new IllegalArgumentException("maxLength " + maxLength + ", maxFds " + maxFds);
     }
+    checkOpen();
     byte[] buf = new byte[maxLength];
     int[] fds = new int[maxFds];
     int n = UnixSocketNative.receive(fd, buf, fds, timeoutMs);
@@ -102,8 +105,15 @@ public final class UnixSocket implements Closeable {
     return new Message(Arrays.copyOf(buf, n), Arrays.copyOf(fds, count));
   }
 
+  private void checkOpen() throws IOException {
+    if (closed) {
+      throw new IOException("the connection to " + name + " is closed");
+    }
+  }
+
   /** Who is connected: the kernel's record of the peer at connect time. */
   public PeerCredentials peer() throws IOException {
+    checkOpen();
     int[] out = new int[3];
     int rc = UnixSocketNative.peerCredentials(fd, out);
     if (rc < 0) {

@@ -126,6 +126,10 @@ class UnixSocketTest {
       assertTrue(broken.getMessage().contains("Broken pipe"), broken.getMessage());
       Fds.close(fd);
       p[1].close();
+      // A closed socket's number may name another file by now: never used again.
+      IOException closedSocket = assertThrows(IOException.class,
+          () -> p[1].send(new byte[] {1}));
+      assertTrue(closedSocket.getMessage().contains("is closed"), closedSocket.getMessage());
     }
   }
 
