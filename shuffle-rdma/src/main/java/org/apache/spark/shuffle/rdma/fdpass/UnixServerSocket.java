@@ -16,7 +16,7 @@ import java.nio.file.Path;
 public final class UnixServerSocket implements Closeable {
   private final int fd;
   private final Path path;
-  private boolean closed;
+  private volatile boolean closed;
 
   private UnixServerSocket(int fd, Path path) {
     this.fd = fd;
@@ -56,6 +56,9 @@ public final class UnixServerSocket implements Closeable {
 
   /** The next connection, or null when none came within {@code timeoutMs} (negative: wait). */
   public UnixSocket accept(int timeoutMs) throws IOException {
+    if (closed) {
+      throw new IOException("the socket at " + path + " was closed"); // its number may be reused
+    }
     int c = UnixSocketNative.accept(fd, timeoutMs);
     if (c == -FdErrors.ETIMEDOUT) {
       return null;

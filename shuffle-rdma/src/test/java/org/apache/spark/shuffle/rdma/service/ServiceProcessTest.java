@@ -125,6 +125,28 @@ class ServiceProcessTest {
     }
   }
 
+  @Test
+  void sigtermReleasesEverythingAndRemovesTheSocket() throws Exception {
+    Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"), "libfdpass not built");
+    Path socket = work.resolve("service.sock");
+    MapOutputFiles out = new MapOutputFiles(work, 0, 1, new int[] {10, 10}, 3);
+    ServiceProcess service = ServiceProcess.start(work, socket, "--transport", "tcp",
+        "--host", "127.0.0.1");
+    try (HandOverClient client = HandOverClient.connect(socket, 30_000)) {
+      assertFalse(client.handOver(APP, 0, 1, 2, out.data, out.index, null,
+          ChecksumAlgorithm.NONE).isRefused());
+      assertTrue(Files.exists(socket));
+      ProcessHandle.of(service.pid).ifPresent(ProcessHandle::destroy); // SIGTERM
+      service.awaitLine("shuffle-rdma-service stopped", 60);
+      assertTrue(service.process.waitFor(30, TimeUnit.SECONDS));
+      assertEquals(143, service.process.exitValue(), "128 + SIGTERM, after the shutdown hook");
+      assertFalse(Files.exists(socket), "the socket file is removed");
+      assertThrows(IOException.class, client::stats);
+    } finally {
+      service.close();
+    }
+  }
+
   /** The index bytes as written (the files' paths are gone by the time they are compared). */
   private static Path indexCopy(MapOutputFiles out) throws IOException {
     Path copy = Files.createTempFile("index", ".copy");
