@@ -226,13 +226,18 @@ int fdpass_open_read(const char *path) {
   return fd < 0 ? -errno : fd;
 }
 
-int fdpass_stat(int fd, int64_t out[2]) {
+int fdpass_stat(int fd, int64_t out[3]) {
   struct stat st;
   if (fstat(fd, &st) < 0) {
     return -errno;
   }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) {
+    return -errno;
+  }
   out[0] = (int64_t)(st.st_mode & S_IFMT);
   out[1] = (int64_t)st.st_size;
+  out[2] = (int64_t)flags;
   return 0;
 }
 

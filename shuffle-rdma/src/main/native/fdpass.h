@@ -20,7 +20,7 @@
 #define FDPASS_MAX_MESSAGE 65536
 
 /* What fdpass_version() returns; FdPassLibrary.EXPECTED must equal it. */
-#define FDPASS_VERSION "shuffle-rdma-fdpass 1"
+#define FDPASS_VERSION "shuffle-rdma-fdpass 2"
 
 const char *fdpass_version(void);
 
@@ -59,8 +59,11 @@ int fdpass_peer_credentials(int fd, int32_t out[3]);
 /* Opens path read-only (O_CLOEXEC): fd or -errno. */
 int fdpass_open_read(const char *path);
 
-/* out[0]: the file type bits (st_mode & S_IFMT), out[1]: the size in bytes. */
-int fdpass_stat(int fd, int64_t out[2]);
+/* out[0]: the file type bits (st_mode & S_IFMT), out[1]: the size in bytes, out[2]: the
+ * descriptor's status flags (F_GETFL: access mode, O_PATH). A receiver checks the access
+ * mode before it opens the file again through /proc/self/fd: an O_PATH or write-only
+ * descriptor does not prove the sender may read the file. */
+int fdpass_stat(int fd, int64_t out[3]);
 
 /* Wakes threads blocked in accept or recv on fd (they return -EINVAL or 0). */
 int fdpass_shutdown(int fd);

@@ -159,13 +159,13 @@ EXPORT jint JNICALL FDPASS_FN(peerCredentials)(JNIEnv *env, jclass cls, jint fd,
 
 EXPORT jint JNICALL FDPASS_FN(stat)(JNIEnv *env, jclass cls, jint fd, jlongArray out) {
   (void)cls;
-  if (out == NULL || (*env)->GetArrayLength(env, out) < 2) {
+  if (out == NULL || (*env)->GetArrayLength(env, out) < 3) {
     return -EINVAL;
   }
-  int64_t st[2];
+  int64_t st[3];
   int rc = fdpass_stat(fd, st);
   if (rc == 0) {
-    (*env)->SetLongArrayRegion(env, out, 0, 2, (jlong *)st);
+    (*env)->SetLongArrayRegion(env, out, 0, 3, (jlong *)st);
   }
   return rc;
 }

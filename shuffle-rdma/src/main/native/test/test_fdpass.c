@@ -76,9 +76,15 @@ static void passed_file_outlives_its_path(void) {
   char text[32] = {0};
   CHECK(pread(fds[0], text, sizeof(text) - 1, 0) == 16, "pread");
   CHECK(strcmp(text, "map output bytes") == 0, "read '%s'", text);
-  int64_t st[2];
+  int64_t st[3];
   CHECK(fdpass_stat(fds[0], st) == 0 && st[0] == S_IFREG && st[1] == 16, "stat %lld %lld",
         (long long)st[0], (long long)st[1]);
+  CHECK((st[2] & O_ACCMODE) == O_RDONLY && (st[2] & O_PATH) == 0, "flags 0%llo",
+        (long long)st[2]);
+  /* An O_PATH descriptor (openable without read permission) says so in its flags. */
+  int opath = open(dir, O_PATH | O_CLOEXEC);
+  CHECK(opath >= 0 && fdpass_stat(opath, st) == 0 && (st[2] & O_PATH) != 0, "O_PATH flags");
+  close(opath);
   CHECK((fcntl(fds[0], F_GETFD) & FD_CLOEXEC) != 0, "received descriptor is close-on-exec");
   fdpass_close(fds[0]);
   close(sv[0]);

@@ -29,15 +29,31 @@ public final class Fds {
     return fd;
   }
 
-  /** The file type bits (S_IFMT of st_mode) and the size of the open file {@code fd}. */
+  /**
+   * The file type bits (S_IFMT of st_mode), the size and the status flags (F_GETFL) of the
+   * open file {@code fd}.
+   */
   public static long[] stat(int fd) throws IOException {
-    long[] out = new long[2];
+    long[] out = new long[3];
     int rc = UnixSocketNative.stat(fd, out);
     if (rc < 0) {
       throw FdErrors.of("fstat of descriptor " + fd, rc);
     }
     return out;
   }
+
+  /**
+   * True when status flags {@code flags} (from {@link #stat}) are those of a descriptor
+   * opened for reading: not O_PATH (which needs no read permission to open) and not
+   * write-only. Only such a descriptor proves its sender may read the file.
+   */
+  public static boolean openForReading(long flags) {
+    long accessMode = flags & 3; // O_ACCMODE: 0 read-only, 1 write-only, 2 read-write
+    return (flags & O_PATH) == 0 && accessMode != 1;
+  }
+
+  /** O_PATH on Linux (x86_64 and arm64). */
+  static final long O_PATH = 010000000;
 
   /** A path that opens the file of {@code fd} again (this process's /proc/self/fd/N). */
   public static Path procPath(int fd) {

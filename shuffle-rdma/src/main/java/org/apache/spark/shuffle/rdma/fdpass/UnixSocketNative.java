@@ -37,7 +37,7 @@ final class UnixSocketNative {
   /** out: pid, uid, gid. */
   static native int peerCredentials(int fd, int[] out);
 
-  /** out: file type bits (S_IFMT), size. */
+  /** out: file type bits (S_IFMT), size, status flags (F_GETFL). */
   static native int stat(int fd, long[] out);
 
   static native int shutdown(int fd);

@@ -13,8 +13,9 @@ import org.apache.spark.shuffle.rdma.fdpass.Fds;
 import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
 
 /**
- * What the service checks before it registers handed-over files: each descriptor is a
- * regular file, the index holds (partitions + 1) offsets that start at 0, never decrease and
+ * What the service checks before it registers handed-over files: each descriptor is open
+ * for reading (the service opens the file again with its own rights, so a descriptor that
+ * needed no read permission, O_PATH or write-only, is refused) and is a regular file, the index holds (partitions + 1) offsets that start at 0, never decrease and
  * end at the data file's length, and a checksum file holds one long per partition. An
  * executor's own registry trusts its own files; the service serves files another process
  * passed, so a file that would make readers fetch wrong ranges is refused here, naming it.
@@ -31,6 +32,13 @@ final class HandOverCheck {
     long[] sizes = new long[fds.length];
     for (int i = 0; i < fds.length; i++) {
       long[] st = Fds.stat(fds[i]);
+      // First: the service may open the file again with its own rights (/proc/self/fd/N),
+      // so the sender must prove it can read it; an O_PATH descriptor proves nothing.
+      if (!Fds.openForReading(st[2])) {
+        return "the " + ROLES[i] + " descriptor is not open for reading (O_PATH or "
+            + "write-only, flags 0" + Long.toOctalString(st[2]) + "): pass descriptors "
+            + "opened read-only";
+      }
       if (st[0] != Fds.REGULAR_FILE) {
         return "the " + ROLES[i] + " descriptor is " + typeName(st[0])
             + ", not a regular file: pass the committed shuffle files";

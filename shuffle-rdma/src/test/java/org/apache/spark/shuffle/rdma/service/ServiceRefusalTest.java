@@ -59,6 +59,13 @@ class ServiceRefusalTest {
     return n;
   }
 
+  /** The number behind a JDK descriptor (java.io is opened to tests, as Spark needs). */
+  private static int rawFd(java.io.FileDescriptor fd) throws Exception {
+    java.lang.reflect.Field f = java.io.FileDescriptor.class.getDeclaredField("fd");
+    f.setAccessible(true);
+    return f.getInt(fd);
+  }
+
   private static void refused(HandOverAnswer a, String needle) {
     assertTrue(a.isRefused(), "expected a refusal naming '" + needle + "', got " + a);
     assertTrue(a.refusal().contains(needle), a.refusal());
@@ -101,6 +108,15 @@ class ServiceRefusalTest {
       refused(client.call(valid, data, index, index, index), "more than 3 file descriptors");
       refused(client.call(HandOverRequest.handOver("app 1/..", 0, 1, 2,
           ChecksumAlgorithm.NONE).encode(), data, index), "is not 1 to 255 of");
+      // A write-only descriptor does not prove its sender may read the file.
+      Path other = Files.createTempFile("write-only", ".data");
+      try (java.io.FileOutputStream writeOnly = new java.io.FileOutputStream(other.toFile())) {
+        writeOnly.write(new byte[300]);
+        refused(client.call(valid, rawFd(writeOnly.getFD()), index),
+            "data descriptor is not open for reading (O_PATH or write-only");
+      } finally {
+        Files.delete(other);
+      }
       refused(client.call(valid, devNull, index), "data descriptor is a character device");
       refused(client.call(valid, data, devNull), "index descriptor is a character device");
       refused(client.handOver(APP, 0, 1, 2, good.data, badIndex, null, ChecksumAlgorithm.NONE),
@@ -123,7 +139,7 @@ class ServiceRefusalTest {
             ok.descriptor().dataAddress(0) + 100, ok.descriptor().dataKey(0), 200);
         assertArrayEquals(good.partition(1), read);
       }
-      assertEquals(14, client.stats().refusals());
+      assertEquals(15, client.stats().refusals());
       assertEquals(2, client.releaseApp(APP).releasedOutputs() + 1);
       Fds.close(data);
       Fds.close(index);
