@@ -43,6 +43,31 @@ class PackageCycleTest {
     assertEquals(List.of(), cycle, "package import cycle");
   }
 
+  /**
+   * The node service is a process of its own built on registration and transport: nothing
+   * imports it, and the hand-over protocol and descriptor passing, which executors will use
+   * too, know nothing of it.
+   */
+  @Test
+  void nothingImportsTheNodeService() throws IOException {
+    Map<String, Set<String>> graph = importGraph(Paths.get("src/main"));
+    String service = ROOT + ".service";
+    assertTrue(graph.containsKey(service), "package " + service + " not found");
+    for (Map.Entry<String, Set<String>> e : graph.entrySet()) {
+      if (!e.getKey().equals(service)) {
+        assertTrue(!e.getValue().contains(service), e.getKey() + " imports " + service);
+      }
+    }
+    assertEquals(Set.of(), intersection(graph.get(ROOT + ".fdpass"), Set.of(service,
+        ROOT + ".handover", ROOT + ".registration")), "fdpass depends on no shuffle layer");
+  }
+
+  private static Set<String> intersection(Set<String> a, Set<String> b) {
+    Set<String> out = new TreeSet<>(a);
+    out.retainAll(b);
+    return out;
+  }
+
   @Test
   void aCycleIsFound() {
     Map<String, Set<String>> g = new TreeMap<>();

@@ -198,6 +198,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.MAX_REGISTERED_BYTES());
   }
 
+  /** The node service's Unix socket; empty when there is none (docs/node-service.md). */
+  public String serviceSocket() {
+    return get(RdmaConf.SERVICE_SOCKET());
+  }
+
   /** How long a verbs read waits for receive-pool memory before it lands outside the pool. */
   public long verbsPoolWaitMs() {
     return (Long) get(RdmaConf.VERBS_POOL_WAIT());

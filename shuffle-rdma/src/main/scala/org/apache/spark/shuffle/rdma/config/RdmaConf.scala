@@ -355,6 +355,19 @@ object RdmaConf {
     .booleanConf
     .createWithDefault(false))
 
+  val SERVICE_SOCKET: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "service.socket")
+    .doc("Unix socket of the node service (bin/shuffle-rdma-service) on each executor's " +
+      "host, an absolute path of at most 107 bytes; empty: no node service. Not used by " +
+      "executors yet: they register their map outputs themselves whatever its value; the " +
+      "hand-over to the service comes in a later version (docs/node-service.md).")
+    .version(V)
+    .stringConf
+    .transform(_.trim)
+    .checkValue(v => v.isEmpty || (v.startsWith("/") &&
+      v.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107),
+      "must be empty or an absolute path of at most 107 bytes (a Unix socket path)")
+    .createWithDefault(""))
+
   /** Every key, in definition order (docs/configuration.md lists them in this order). */
   val ALL: Seq[ConfigEntry[_]] = defined.toList
 }

@@ -55,24 +55,43 @@ public final class BundledLibrary {
   }
 
   static Path extract(ClassLoader loader, Path dir) throws IOException {
+    return extractVerified(loader, RESOURCE, "libdisni", dir);
+  }
+
+  /**
+   * Extracts (or reuses) a native library packed at {@code resource} with the SHA-256 the
+   * build recorded at {@code resource + ".sha256"} (libdisni.so, libfdpass.so), to the
+   * per-user directory, under {@code <stem>-<sha256 prefix>.so}.
+   */
+  public static Path extractVerified(ClassLoader loader, String resource, String stem)
+      throws IOException {
+    String user = System.getProperty("user.name", "unknown").replaceAll("[^A-Za-z0-9._-]", "_");
+    return extractVerified(loader, resource, stem,
+        Paths.get(System.getProperty("java.io.tmpdir"), "shuffle-rdma-" + user));
+  }
+
+  static Path extractVerified(ClassLoader loader, String resource, String stem, Path dir)
+      throws IOException {
     String problem = platformProblem();
     if (problem != null) {
       throw new IOException(problem);
     }
-    byte[] library = read(loader, RESOURCE);
-    String expected = new String(read(loader, CHECKSUM_RESOURCE), StandardCharsets.US_ASCII).trim();
+    String name = resource.substring(resource.lastIndexOf('/') + 1);
+    byte[] library = read(loader, resource);
+    String expected = new String(read(loader, resource + ".sha256"), StandardCharsets.US_ASCII)
+        .trim();
     String actual = sha256(library);
     if (!actual.equals(expected)) {
-      throw new IOException("the libdisni.so packed in the jar is corrupt (SHA-256 " + actual
+      throw new IOException("the " + name + " packed in the jar is corrupt (SHA-256 " + actual
           + ", build recorded " + expected + "); rebuild or re-download the plugin jar");
     }
     Path privateDir = privateDirectory(dir);
-    Path target = privateDir.resolve("libdisni-" + expected.substring(0, 16) + ".so");
+    Path target = privateDir.resolve(stem + "-" + expected.substring(0, 16) + ".so");
     if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)
         && sha256(Files.readAllBytes(target)).equals(expected)) {
       return target;
     }
-    Path tmp = Files.createTempFile(privateDir, "libdisni-", ".tmp");
+    Path tmp = Files.createTempFile(privateDir, stem + "-", ".tmp");
     try {
       Files.write(tmp, library);
       Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwx------"));

@@ -1,0 +1,114 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.handover;
+
+import java.io.Closeable;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+
+/**
+ * An executor's hand-over of committed map outputs to its node's service
+ * (spark.shuffle.rdma.service.socket), with the same inputs as MapOutputRegistry.register so
+ * the executor can call one or the other. Not called by the executor yet (docs/node-service.md
+ * says how it will be). A refusal or an unreachable service is no failure of the task: the
+ * call returns null with {@link #lastProblem()} set, and the executor registers the output
+ * itself; the next call connects again.
+ */
+public final class ExecutorHandOver implements Closeable {
+  private final Path socket;
+  private final String appId;
+  private final int timeoutMs;
+  private HandOverClient client; // guarded by this; null until connected or after a failure
+  private String lastProblem;
+  private final AtomicLong handedOver = new AtomicLong();
+  private final AtomicLong notHandedOver = new AtomicLong();
+
+  public ExecutorHandOver(Path socket, String appId, int timeoutMs) {
+    this.socket = socket;
+    this.appId = appId;
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** The hand-over configured by spark.shuffle.rdma.service.socket, or null when unset. */
+  public static ExecutorHandOver fromConf(RdmaShuffleConf conf, String appId) {
+    String path = conf.serviceSocket();
+    return path.isEmpty() ? null
+        : new ExecutorHandOver(Paths.get(path), appId, (int) Math.min(Integer.MAX_VALUE,
+            conf.readTimeoutMs()));
+  }
+
+  /**
+   * Hands one committed output over. The checksum file goes along when {@code algorithm} is
+   * not NONE and it holds one long per partition (as MapOutputRegistry decides); otherwise
+   * the descriptor says NONE.
+   *
+   * @return the service's answer (descriptor and the address readers reach it at), or null
+   *     when the service refused or could not be reached ({@link #lastProblem()} says why)
+   */
+  public synchronized HandOverAnswer handOver(int shuffleId, long mapId, File dataFile,
+      File indexFile, File checksumFile, ChecksumAlgorithm algorithm) {
+    long indexLength = indexFile.length();
+    int partitions = (int) Math.max(0, indexLength / 8 - 1);
+    boolean withChecksums = algorithm != ChecksumAlgorithm.NONE && checksumFile != null
+        && partitions > 0 && checksumFile.length() == 8L * partitions;
+    try {
+      if (client == null) {
+        client = HandOverClient.connect(socket, timeoutMs);
+      }
+      HandOverAnswer a = client.handOver(appId, shuffleId, mapId, partitions,
+          dataFile.toPath(), indexFile.toPath(),
+          withChecksums ? checksumFile.toPath() : null,
+          withChecksums ? algorithm : ChecksumAlgorithm.NONE);
+      if (a.isRefused()) {
+        return notHandedOver("the node service refused shuffle " + shuffleId + " map "
+            + mapId + ": " + a.refusal());
+      }
+      handedOver.incrementAndGet();
+      return a;
+    } catch (IOException e) {
+      if (client != null) {
+        client.close();
+        client = null; // connect again next time (a restarted service)
+      }
+      return notHandedOver("the node service at " + socket + " could not take shuffle "
+          + shuffleId + " map " + mapId + ": " + e.getMessage());
+    }
+  }
+
+  private HandOverAnswer notHandedOver(String problem) {
+    lastProblem = problem;
+    notHandedOver.incrementAndGet();
+    return null;
+  }
+
+  /** Why the last output was not handed over, or null. */
+  public synchronized String lastProblem() {
+    return lastProblem;
+  }
+
+  /** Outputs handed over (a counter). */
+  public long handedOver() {
+    return handedOver.get();
+  }
+
+  /** Outputs not handed over: refused or service unreachable (a counter). */
+  public long notHandedOver() {
+    return notHandedOver.get();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (client != null) {
+      client.close();
+      client = null;
+    }
+  }
+}

@@ -1,0 +1,172 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.handover;
+
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.handover.HandOverProtocol.Kind;
+
+/**
+ * A request to the node service. HAND_OVER: application, shuffle, map, partition count, the
+ * checksum algorithm, and how many descriptors the message carries (data, index, and the
+ * checksum file when the algorithm is not NONE). RELEASE_SHUFFLE: application and shuffle.
+ * RELEASE_APP: application. STATS: nothing.
+ */
+public final class HandOverRequest {
+  private final Kind kind;
+  private final String appId;
+  private final int shuffleId;
+  private final long mapId;
+  private final int partitions;
+  private final ChecksumAlgorithm checksumAlgorithm;
+
+  private HandOverRequest(Kind kind, String appId, int shuffleId, long mapId, int partitions,
+      ChecksumAlgorithm checksumAlgorithm) {
+    this.kind = kind;
+    this.appId = appId;
+    this.shuffleId = shuffleId;
+    this.mapId = mapId;
+    this.partitions = partitions;
+    this.checksumAlgorithm = checksumAlgorithm;
+  }
+
+  public static HandOverRequest handOver(String appId, int shuffleId, long mapId,
+      int partitions, ChecksumAlgorithm checksumAlgorithm) {
+    return new HandOverRequest(Kind.HAND_OVER, appId, shuffleId, mapId, partitions,
+        checksumAlgorithm);
+  }
+
+  public static HandOverRequest releaseShuffle(String appId, int shuffleId) {
+    return new HandOverRequest(Kind.RELEASE_SHUFFLE, appId, shuffleId, 0, 0,
+        ChecksumAlgorithm.NONE);
+  }
+
+  public static HandOverRequest releaseApp(String appId) {
+    return new HandOverRequest(Kind.RELEASE_APP, appId, 0, 0, 0, ChecksumAlgorithm.NONE);
+  }
+
+  public static HandOverRequest stats() {
+    return new HandOverRequest(Kind.STATS, null, 0, 0, 0, ChecksumAlgorithm.NONE);
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  public String appId() {
+    return appId;
+  }
+
+  public int shuffleId() {
+    return shuffleId;
+  }
+
+  public long mapId() {
+    return mapId;
+  }
+
+  public int partitions() {
+    return partitions;
+  }
+
+  public ChecksumAlgorithm checksumAlgorithm() {
+    return checksumAlgorithm;
+  }
+
+  /** Descriptors a HAND_OVER carries: data and index, plus the checksum file if any. */
+  public int expectedFds() {
+    return kind != Kind.HAND_OVER ? 0 : checksumAlgorithm == ChecksumAlgorithm.NONE ? 2 : 3;
+  }
+
+  public byte[] encode() {
+    WireWriter w = HandOverProtocol.header(kind);
+    switch (kind) {
+      case HAND_OVER:
+        w.string(appId).i32(shuffleId).i64(mapId).i32(partitions)
+            .u8(checksumAlgorithm.code()).u8(expectedFds());
+        break;
+      case RELEASE_SHUFFLE:
+        w.string(appId).i32(shuffleId);
+        break;
+      case RELEASE_APP:
+        w.string(appId);
+        break;
+      default:
+        break;
+    }
+    return w.toBytes();
+  }
+
+  /**
+   * Decodes and checks a request that came with {@code fdCount} descriptors.
+   *
+   * @throws ProtocolException naming the field: truncated, trailing bytes, bad magic or
+   *     version, a bad application id, negative ids, or a descriptor count that differs from
+   *     what the request declares
+   */
+  public static HandOverRequest decode(byte[] message, int fdCount) throws ProtocolException {
+    WireReader r = new WireReader(message);
+    Kind kind = HandOverProtocol.header(r);
+    HandOverRequest req;
+    switch (kind) {
+      case HAND_OVER: {
+        String app = HandOverProtocol.appId(r);
+        int shuffle = r.i32("shuffle id");
+        long map = r.i64("map id");
+        int partitions = r.i32("partition count");
+        byte code = r.u8("checksum algorithm");
+        int declared = r.u8("descriptor count");
+        ChecksumAlgorithm algorithm;
+        try {
+          algorithm = ChecksumAlgorithm.ofCode(code);
+        } catch (IllegalArgumentException e) {
+          throw new ProtocolException(e.getMessage());
+        }
+        if (shuffle < 0 || map < 0 || partitions < 0) {
+          throw new ProtocolException("shuffle " + shuffle + ", map " + map + ", partitions "
+              + partitions + ": none may be negative");
+        }
+        req = handOver(app, shuffle, map, partitions, algorithm);
+        if (declared != req.expectedFds()) {
+          throw new ProtocolException("the request declares " + declared + " descriptors; "
+              + "a hand-over with checksums " + algorithm + " carries " + req.expectedFds());
+        }
+        break;
+      }
+      case RELEASE_SHUFFLE: {
+        String app = HandOverProtocol.appId(r);
+        int shuffle = r.i32("shuffle id");
+        req = releaseShuffle(app, shuffle);
+        break;
+      }
+      case RELEASE_APP:
+        req = releaseApp(HandOverProtocol.appId(r));
+        break;
+      default:
+        req = stats();
+    }
+    r.end(kind + " request");
+    if (fdCount != req.expectedFds()) {
+      throw new ProtocolException(kind + " request came with " + fdCount + " descriptors, "
+          + "expected " + req.expectedFds() + " (data, index"
+          + (req.expectedFds() == 3 ? ", checksums)" : ")"));
+    }
+    return req;
+  }
+
+  @Override
+  public String toString() {
+    switch (kind) {
+      case HAND_OVER:
+        return "hand-over of " + appId + " shuffle " + shuffleId + " map " + mapId + " ("
+            + partitions + " partitions, checksums " + checksumAlgorithm + ")";
+      case RELEASE_SHUFFLE:
+        return "release of " + appId + " shuffle " + shuffleId;
+      case RELEASE_APP:
+        return "release of " + appId;
+      default:
+        return "stats";
+    }
+  }
+}

@@ -1,0 +1,157 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.service;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.spark.shuffle.rdma.fdpass.Fds;
+import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+
+/**
+ * The map outputs one application handed to this service: a {@link MapOutputRegistry} of
+ * its own (the executors' registration code path; shuffle ids are per application) and the
+ * descriptors of the files, held open until the output is released. The registry opens the
+ * files through /proc/self/fd/N, which names the passed file even after Spark deleted its
+ * path; holding the descriptor keeps that name valid for the registry's backing checks.
+ */
+final class AppOutputs {
+  static final String SERVICE_EXECUTOR_ID = "node-service";
+  private static final long RELEASE_WAIT_S = 30;
+
+  private final String appId;
+  private final MapOutputRegistry registry;
+  /** shuffle id, map id: the descriptors (data, index[, checksums]). Guarded by this. */
+  private final Map<Integer, Map<Long, int[]>> held = new HashMap<>();
+  private int openDescriptors;
+  private boolean closed;
+
+  AppOutputs(String appId, ShuffleTransport transport, long regionSize) {
+    this.appId = appId;
+    this.registry = new MapOutputRegistry(transport, regionSize, SERVICE_EXECUTOR_ID);
+  }
+
+  /**
+   * Registers the handed-over files; on success the descriptors are this object's, on a
+   * refusal or failure the caller still owns (and closes) them.
+   *
+   * @return the descriptor, or null when this application was released meanwhile
+   * @throws RefusalException a duplicate hand-over or a registration failure
+   */
+  synchronized MapOutputDescriptor register(HandOverRequest req, int[] fds)
+      throws IOException {
+    if (closed) {
+      return null;
+    }
+    Map<Long, int[]> shuffle = held.get(req.shuffleId());
+    if (shuffle != null && shuffle.containsKey(req.mapId())) {
+      throw new RefusalException(appId + " shuffle " + req.shuffleId() + " map "
+          + req.mapId() + " was handed over already; release the shuffle first");
+    }
+    File data = Fds.procPath(fds[0]).toFile();
+    File index = Fds.procPath(fds[1]).toFile();
+    File sums = fds.length == 3 ? Fds.procPath(fds[2]).toFile() : null;
+    MapOutputDescriptor d = registry.register(req.shuffleId(), req.mapId(), data, index, sums,
+        req.checksumAlgorithm());
+    if (d == null) {
+      throw new RefusalException("the registry refused the output (over its cap)");
+    }
+    held.computeIfAbsent(req.shuffleId(), s -> new HashMap<>()).put(req.mapId(), fds);
+    openDescriptors += fds.length;
+    return d;
+  }
+
+  /** Releases one shuffle: keys revoked, mappings unmapped, descriptors closed. */
+  synchronized Released releaseShuffle(int shuffleId) {
+    Map<Long, int[]> shuffle = held.remove(shuffleId);
+    if (shuffle == null) {
+      return new Released(0, 0);
+    }
+    long before = registry.registeredBytes();
+    await(registry.unregisterShuffle(shuffleId));
+    return new Released(shuffle.size(), before - registry.registeredBytes(), close(shuffle));
+  }
+
+  /** Releases everything and refuses hand-overs from now on (a new AppOutputs takes them). */
+  synchronized Released close() {
+    closed = true;
+    long before = registry.registeredBytes();
+    int outputs = registry.outputCount();
+    await(registry.close());
+    int fds = 0;
+    for (Map<Long, int[]> shuffle : held.values()) {
+      fds += close(shuffle);
+    }
+    held.clear();
+    return new Released(outputs, before - registry.registeredBytes(), fds);
+  }
+
+  private int close(Map<Long, int[]> shuffle) {
+    int n = 0;
+    for (int[] fds : shuffle.values()) {
+      Fds.closeAll(fds);
+      n += fds.length;
+    }
+    openDescriptors -= n;
+    return n;
+  }
+
+  /**
+   * Waits until the transport no longer serves from the mappings. The keys are revoked
+   * before this waits, so closing the descriptors after a timeout is still safe: no new
+   * read reaches them, and the mappings keep the files alive on their own.
+   */
+  private void await(CompletableFuture<Void> done) {
+    try {
+      done.get(RELEASE_WAIT_S, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // counted as released: the keys are gone either way
+    }
+  }
+
+  synchronized boolean isEmpty() {
+    return held.isEmpty();
+  }
+
+  synchronized int openDescriptors() {
+    return openDescriptors;
+  }
+
+  int outputs() {
+    return registry.outputCount();
+  }
+
+  long registeredBytes() {
+    return registry.registeredBytes();
+  }
+
+  /** What a release freed. */
+  static final class Released {
+    final int outputs;
+    final long bytes;
+    final int descriptors;
+
+    Released(int outputs, long bytes) {
+      this(outputs, bytes, 0);
+    }
+
+    Released(int outputs, long bytes, int descriptors) {
+      this.outputs = outputs;
+      this.bytes = bytes;
+      this.descriptors = descriptors;
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.service;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
+import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.fdpass.UnixServerSocket;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+import org.apache.spark.shuffle.rdma.transport.TransportSettings;
+import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
+
+/**
+ * The node service (bin/shuffle-rdma-service): one long-running process per node that takes
+ * committed map outputs from the executors of its node over a Unix socket (their files as
+ * passed descriptors) and serves them to readers on its own transport, so they outlive the
+ * executor that wrote them. Runs in the foreground, logs to stdout, prints one line starting
+ * with {@link #READY} when it takes requests, and stops on SIGTERM (releasing everything and
+ * removing its socket file). See docs/node-service.md.
+ */
+public final class NodeService implements Closeable {
+  public static final String READY = "shuffle-rdma-service ready:";
+  /** The transport's application id: readers present none to this service yet (part 1). */
+  static final String SERVICE_APP_ID = "shuffle-rdma-node-service";
+
+  private final ShuffleTransport transport;
+  private final ServedOutputs outputs;
+  private final HandOverServer server;
+  private final ServiceLog log;
+
+  NodeService(ServiceArgs args, ServiceLog log) throws IOException {
+    this.log = log;
+    if (args.transport.equals("verbs")) {
+      throw new IllegalArgumentException("--transport verbs: the node service serves over "
+          + "tcp only in this version (verbs needs a protection domain per application, not "
+          + "built yet); use --transport tcp or auto");
+    }
+    if (args.transport.equals("auto")) {
+      log.info("transport auto: tcp (the node service's verbs transport is not built yet)");
+    }
+    SparkConf conf = new SparkConf(false);
+    for (Map.Entry<String, String> e : args.conf.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    String host = args.hostOrDefault();
+    conf.set(RdmaConf.PORT().key(), Integer.toString(args.port));
+    RdmaShuffleConf rdma = new RdmaShuffleConf(conf);
+    int cores = Runtime.getRuntime().availableProcessors();
+    this.transport = new TcpTransport(new TransportSettings(rdma, host, null, SERVICE_APP_ID,
+        cores));
+    this.outputs = new ServedOutputs(transport, rdma.regionSize(), log);
+    Set<Integer> uids = new TreeSet<>(args.allowUids);
+    uids.add(0);
+    uids.add(currentUid());
+    UnixServerSocket socket;
+    try {
+      socket = UnixServerSocket.listen(args.socket, 64);
+    } catch (IOException e) {
+      transport.close();
+      throw e;
+    }
+    this.server = new HandOverServer(socket, outputs, uids, args.maxConnections, log);
+    server.start();
+    log.ready(READY + " socket=" + args.socket + " transport=" + transport.name()
+        + " address=" + transport.localAddress() + " pid=" + ProcessHandle.current().pid()
+        + " allowed-uids=" + uids);
+  }
+
+  /** This process's uid (the owner of /proc/self). */
+  private static int currentUid() throws IOException {
+    return (Integer) java.nio.file.Files.getAttribute(java.nio.file.Paths.get("/proc/self"),
+        "unix:uid");
+  }
+
+  @Override
+  public void close() {
+    server.close();
+    outputs.close();
+    transport.close();
+    log.info("shuffle-rdma-service stopped");
+  }
+
+  public static void main(String[] argv) throws Exception {
+    System.exit(run(argv, System.out, System.err));
+  }
+
+  static int run(String[] argv, PrintStream out, PrintStream err) throws InterruptedException {
+    ServiceArgs args;
+    try {
+      args = ServiceArgs.parse(argv);
+    } catch (IllegalArgumentException e) {
+      err.println(e.getMessage());
+      return 2;
+    }
+    if (args.help) {
+      out.println(ServiceArgs.USAGE);
+      return 0;
+    }
+    ServiceLog log = new ServiceLog(out);
+    NodeService service;
+    try {
+      service = new NodeService(args, log);
+    } catch (IOException | IllegalArgumentException e) {
+      err.println("shuffle-rdma-service cannot start: " + e.getMessage());
+      return 1;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      service.close();
+      stopped.countDown();
+    }, "node-service-stop"));
+    stopped.await(); // until SIGTERM / SIGINT
+    return 0;
+  }
+}

@@ -1,0 +1,124 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma.service;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.spark.shuffle.rdma.fdpass.Fds;
+import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
+import org.apache.spark.shuffle.rdma.handover.HandOverProtocol.Kind;
+import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
+import org.apache.spark.shuffle.rdma.handover.ServiceStats;
+import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
+
+/**
+ * Every map output the node service serves, per application, on the service's one
+ * transport; answers each request. Requests of different applications run in parallel;
+ * those of one application one at a time.
+ */
+final class ServedOutputs {
+  private final ShuffleTransport transport;
+  private final long regionSize;
+  private final ServiceLog log;
+  private final ConcurrentHashMap<String, AppOutputs> apps = new ConcurrentHashMap<>();
+  private final AtomicLong handOvers = new AtomicLong();
+  private final AtomicLong refusals = new AtomicLong();
+
+  ServedOutputs(ShuffleTransport transport, long regionSize, ServiceLog log) {
+    this.transport = transport;
+    this.regionSize = regionSize;
+    this.log = log;
+  }
+
+  /**
+   * Answers one decoded request. A HAND_OVER's descriptors become the service's when it is
+   * accepted; on a refusal they are closed here.
+   */
+  HandOverAnswer answer(HandOverRequest req, int[] fds) {
+    try {
+      switch (req.kind()) {
+        case HAND_OVER:
+          return handOver(req, fds);
+        case RELEASE_SHUFFLE: {
+          AppOutputs app = apps.get(req.appId());
+          AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0)
+              : app.releaseShuffle(req.shuffleId());
+          if (app != null && app.isEmpty()) {
+            apps.remove(req.appId(), app);
+          }
+          log.info("released " + req.appId() + " shuffle " + req.shuffleId() + ": "
+              + r.outputs + " outputs, " + r.bytes + " bytes, " + r.descriptors
+              + " descriptors; " + stats());
+          return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
+        }
+        case RELEASE_APP: {
+          AppOutputs app = apps.remove(req.appId());
+          AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0) : app.close();
+          log.info("released " + req.appId() + ": " + r.outputs + " outputs, " + r.bytes
+              + " bytes, " + r.descriptors + " descriptors; " + stats());
+          return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
+        }
+        default:
+          return HandOverAnswer.stats(stats());
+      }
+    } catch (IOException | RuntimeException e) {
+      return refuse(req.kind(), req + ": " + e.getMessage(), fds);
+    }
+  }
+
+  private HandOverAnswer handOver(HandOverRequest req, int[] fds) throws IOException {
+    String problem = HandOverCheck.problem(req, fds);
+    if (problem != null) {
+      return refuse(req.kind(), req + " refused: " + problem, fds);
+    }
+    while (true) {
+      AppOutputs app = apps.computeIfAbsent(req.appId(),
+          id -> new AppOutputs(id, transport, regionSize));
+      MapOutputDescriptor d = app.register(req, fds);
+      if (d != null) {
+        handOvers.incrementAndGet();
+        return HandOverAnswer.registered(transport.name(), transport.localAddress(), d);
+      }
+      apps.remove(req.appId(), app); // released meanwhile: a fresh one takes it
+    }
+  }
+
+  /** Counts and logs a refusal and closes the request's descriptors. */
+  HandOverAnswer refuse(Kind kind, String reason, int[] fds) {
+    Fds.closeAll(fds);
+    refusals.incrementAndGet();
+    log.info("refused: " + reason);
+    return HandOverAnswer.refused(kind, reason);
+  }
+
+  ServiceStats stats() {
+    long bytes = 0;
+    int descriptors = 0;
+    int outputs = 0;
+    int applications = 0;
+    for (AppOutputs app : new ArrayList<>(apps.values())) {
+      bytes += app.registeredBytes();
+      descriptors += app.openDescriptors();
+      outputs += app.outputs();
+      applications += app.outputs() > 0 ? 1 : 0;
+    }
+    return new ServiceStats(bytes, descriptors, applications, outputs, handOvers.get(),
+        refusals.get());
+  }
+
+  /** Releases every application (service shutdown). */
+  void close() {
+    for (String id : new ArrayList<>(apps.keySet())) {
+      AppOutputs app = apps.remove(id);
+      if (app != null) {
+        app.close();
+      }
+    }
+  }
+}
