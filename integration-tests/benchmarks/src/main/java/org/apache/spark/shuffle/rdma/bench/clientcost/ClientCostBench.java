@@ -37,6 +37,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *     ReadRecovery, completion handling, CallbackBatcher hand-off to the CallbackDispatcher's
  *     threads), completions scripted instead of polled from a NIC. The task thread parks until
  *     the last block arrived, as Spark's task waits on its fetch results.
+ * <li>{@code spark}: Spark's own per-block client path for the same blocks, in process
+ *     ({@link SparkClientPath}): OneForOneBlockFetcher, TransportClient, Spark's decoders,
+ *     the blocks' bytes copied into pooled buffers as socket reads would fill them.
  * </ul>
  * The listener holds every block until the fetch is over, then releases them; every 64th
  * fetch and once per iteration (untimed) every block's bytes are compared with the mapping.
@@ -55,11 +58,12 @@ public class ClientCostBench {
   @Param({"4096", "65536", "1048576"})
   public int block;
 
-  @Param({"floor", "reader", "verbs"})
+  @Param({"floor", "reader", "verbs", "spark"})
   public String path;
 
   private Outputs outputs;
   private LoopbackVerbsChannel channel;
+  private SparkClientPath spark;
   private ReaderHarness reader;
   private Collector collector;
   private ByteBuffer receive;
@@ -79,11 +83,14 @@ public class ClientCostBench {
     outputs = new Outputs(block, blocksPerFetch(block), PARTITIONS, dir);
     receive = ByteBuffer.allocateDirect(block * outputs.outputs());
     if (!path.equals("floor")) {
-      if (!path.equals("reader") && !path.equals("verbs")) {
-        throw new IllegalArgumentException("path " + path + ": floor, reader or verbs");
+      if (path.equals("spark")) {
+        spark = new SparkClientPath(outputs);
+      } else if (path.equals("reader") || path.equals("verbs")) {
+        channel = new LoopbackVerbsChannel(outputs, POOL, MAX_READ, SLOTS, path.equals("verbs"));
+        reader = new ReaderHarness(64L << 20);
+      } else {
+        throw new IllegalArgumentException("path " + path + ": floor, reader, verbs or spark");
       }
-      channel = new LoopbackVerbsChannel(outputs, POOL, MAX_READ, SLOTS, path.equals("verbs"));
-      reader = new ReaderHarness(64L << 20);
       collector = new Collector(outputs);
       // The first fetch reads every index: the measured ones find them cached.
       for (int r = 0; r < PARTITIONS; r++) {
@@ -95,7 +102,11 @@ public class ClientCostBench {
   /** Untimed: one fetch with every byte checked, and the readers' counters. */
   @Setup(Level.Iteration)
   public void check() {
+    if (collector == null) {
+      return;
+    }
     if (reader == null) {
+      fetch(op % PARTITIONS, true);
       return;
     }
     long before = reader.dataReads();
@@ -111,13 +122,16 @@ public class ClientCostBench {
     if (channel != null) {
       channel.close();
     }
+    if (spark != null) {
+      spark.close();
+    }
     outputs.close();
   }
 
   @Benchmark
   public int fetch() {
     int reduce = op++ % PARTITIONS;
-    if (reader == null) {
+    if (collector == null) {
       for (int m = 0; m < outputs.outputs(); m++) {
         receive.put(m * block, outputs.data(m), reduce * block, block);
       }
@@ -129,7 +143,11 @@ public class ClientCostBench {
 
   private void fetch(int reduce, boolean checkBytes) {
     collector.reset();
-    reader.fetch(outputs.descriptors, outputs.ids[reduce], reduce, channel, collector);
+    if (spark != null) {
+      spark.fetch(reduce, collector);
+    } else {
+      reader.fetch(outputs.descriptors, outputs.ids[reduce], reduce, channel, collector);
+    }
     collector.await();
     collector.checkAndRelease(reduce, checkBytes);
   }
