@@ -129,9 +129,9 @@ final class ReceivePool {
   /** The completed read's bytes as a buffer the callee may retain. */
   PooledManagedBuffer buffer(long offset, int length) {
     posted.decrementAndGet();
-    // One view per read (an absolute slice), not a duplicate sliced again: a READ's cost here
-    // is mostly its objects (integration-tests/benchmarks/client-cost).
-    return new PooledManagedBuffer(arena.slice((int) offset, length), offset, recycler);
+    ByteBuffer view = arena.duplicate();
+    view.limit((int) offset + length).position((int) offset);
+    return new PooledManagedBuffer(view.slice(), offset, recycler);
   }
 
   /** Gives back a block whose read failed (no buffer was handed out). */
