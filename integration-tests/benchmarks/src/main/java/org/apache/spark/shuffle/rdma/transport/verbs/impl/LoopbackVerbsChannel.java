@@ -66,6 +66,7 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
   private final CallbackDispatcher dispatcher;
   private final CallbackBatcher batcher;
   private final AtomicLong readsFailed = new AtomicLong();
+  private final Object drainLock = new Object();
 
   /**
    * @param poolBytes receive pool size: must hold every read of one fetch (the benchmark
@@ -148,19 +149,26 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
     return posted;
   }
 
-  /** The scripted completions, handled as VerbsChannel.complete does, then handed over. */
+  /**
+   * The scripted completions, handled as VerbsChannel.complete does, then handed over. One
+   * thread at a time, as on the completion agent: the batcher is that thread's, and reads
+   * posted from several threads (callbacks post the data READs of a fetch whose indexes they
+   * loaded) must not drain one another's completions.
+   */
   private void drain() {
-    int n;
-    synchronized (this) {
-      n = completedCount;
+    synchronized (drainLock) {
+      while (true) {
+        int slot;
+        synchronized (this) {
+          if (completedCount == 0) {
+            break;
+          }
+          slot = completed[--completedCount];
+        }
+        complete(slot, WcStatus.SUCCESS);
+      }
+      batcher.flush();
     }
-    for (int i = 0; i < n; i++) {
-      complete(completed[i], WcStatus.SUCCESS);
-    }
-    synchronized (this) {
-      completedCount = 0;
-    }
-    batcher.flush();
   }
 
   private void complete(int slot, int status) {
