@@ -38,17 +38,27 @@ final class IndexCache {
   /** Heap an entry costs beyond its offsets: key, map node, array header. */
   static final int ENTRY_OVERHEAD = 64;
 
-  /** Identity of one registration of one map output's index. */
+  /**
+   * Identity of one registration of one map output's index. Not final: the cache's lookup
+   * {@link #probe} is rewritten for each lookup; a key in the map is never changed.
+   */
   static final class Key {
-    final String executorId;
-    final int shuffleId;
-    final long mapId;
-    final long indexAddress;
-    final int indexKey;
-    final long dataLength;
-    final int numPartitions;
+    String executorId;
+    int shuffleId;
+    long mapId;
+    long indexAddress;
+    int indexKey;
+    long dataLength;
+    int numPartitions;
+
+    Key() {}
 
     Key(MapOutputDescriptor d) {
+      of(d);
+    }
+
+    /** This key, now naming {@code d}'s registration. */
+    Key of(MapOutputDescriptor d) {
       this.executorId = d.executorId();
       this.shuffleId = d.shuffleId();
       this.mapId = d.mapId();
@@ -56,6 +66,7 @@ final class IndexCache {
       this.indexKey = d.indexKey();
       this.dataLength = d.dataLength();
       this.numPartitions = d.numPartitions();
+      return this;
     }
 
     @Override
@@ -154,6 +165,8 @@ final class IndexCache {
   // Access order: iteration starts at the least recently used entry.
   private final LinkedHashMap<Key, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
   private long bytes;
+  /** The key of each lookup, guarded by this: a cached index costs no allocation per block. */
+  private final Key probe = new Key();
 
   IndexCache(long capacity, ReaderStats stats) {
     this(capacity, stats, false);
@@ -176,13 +189,13 @@ final class IndexCache {
    */
   CompletableFuture<OutputIndex> offsets(MapOutputDescriptor d, int maxRead,
       List<ReadRequest> batch) {
-    Key key = new Key(d);
     Entry e;
     synchronized (this) {
-      e = entries.get(key);
+      e = entries.get(probe.of(d));
       if (e != null) {
         return e.offsets;
       }
+      Key key = new Key(d);
       ChecksumAlgorithm algorithm = verifyChecksums ? d.checksumAlgorithm()
           : ChecksumAlgorithm.NONE;
       long length = 8L * (d.numPartitions() + 1L);

@@ -62,7 +62,14 @@ public final class PiecePlan {
     if (start == end) {
       return Collections.emptyList();
     }
-    List<Piece> pieces = new ArrayList<>(count(start, end, regionSize, maxRead));
+    int count = count(start, end, regionSize, maxRead);
+    if (count == 1) {
+      // The common case (a block in one READ): no list of its own, one object less per block.
+      int region = (int) (start / regionSize);
+      return Collections.singletonList(new Piece(0, region, start - region * regionSize,
+          (int) (end - start), 0));
+    }
+    List<Piece> pieces = new ArrayList<>(count);
     long at = start;
     while (at < end) {
       int region = (int) (at / regionSize);

@@ -50,6 +50,27 @@ final class ReceivePool {
     this.allocator = new BuddyAllocator(size);
   }
 
+  /**
+   * A pool over memory registered with no device: the reducer cost benchmark (issue 28,
+   * integration-tests/benchmarks/client-cost) drives the read path's Java side (allocation,
+   * the buffers handed to Spark, their recycling) without an RDMA NIC, where a "NIC" copies
+   * each read into {@link #arena}. {@link #lkey}, {@link #address}, {@link #overflow} and
+   * {@link #deregister} must not be called on it.
+   */
+  ReceivePool(long configuredBytes) {
+    this.pd = null;
+    long size = BuddyAllocator.arenaSizeFor(configuredBytes);
+    this.arena = ByteBuffer.allocateDirect((int) size);
+    this.address = 0;
+    this.mr = null;
+    this.allocator = new BuddyAllocator(size);
+  }
+
+  /** The pool's memory, for the benchmark's "NIC" (see {@link #ReceivePool(long)}). */
+  ByteBuffer arena() {
+    return arena;
+  }
+
   int lkey() {
     return mr.getLkey();
   }
