@@ -75,7 +75,11 @@ class RdmaMetricsSuite extends AnyFunSuite with BeforeAndAfterAll {
     // refresh, so they show from the next scrape (at most CLUSTER_MAX_AGE_MS later).
     val deadline = System.nanoTime() + 30L * 1000 * 1000 * 1000
     var m = scrape()
-    while (gauge(m, "reader.remoteBlocks").forall(_ == 0) && System.nanoTime() < deadline) {
+    // Spark's servlet lists the gauges before the counters, and reading the first gauge
+    // ("executors") is what registers the rest: in the scrape that registers them the new
+    // counters show, the new gauges only from the next one. Wait for both.
+    while ((gauge(m, "reader.remoteBlocks").forall(_ == 0) || gauge(m, "registry.bytes").isEmpty)
+        && System.nanoTime() < deadline) {
       Thread.sleep(1000)
       m = scrape()
     }
