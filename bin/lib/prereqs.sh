@@ -19,9 +19,10 @@ prereq_missing=()
 # and Ubuntu 22.04/24.04; Debian 13 has no 17, its JDK is openjdk-21-jdk-headless. Needs the
 # package lists (after apt-get update); without them it answers the 17 package.
 jdk_package() {
-  local p
+  local p out
   for p in openjdk-17-jdk-headless openjdk-21-jdk-headless openjdk-25-jdk-headless; do
-    if apt-cache show "$p" 2>/dev/null | grep -q '^Package: '; then
+    # (output captured first: grep -q closing the pipe would fail apt-cache under pipefail)
+    if out=$(apt-cache show "$p" 2>/dev/null) && grep -q '^Package: ' <<<"$out"; then
       echo "$p"
       return
     fi
@@ -37,20 +38,6 @@ _prereq_need() {  # _prereq_need PACKAGE TEST...: records PACKAGE when the test 
 _prereq_scan() {  # fills prereq_missing with the Debian packages this host lacks
   local what=$1
   prereq_missing=()
-
-# The JDK package of this distribution (17 or newer): openjdk-17-jdk-headless on Debian 12
-# and Ubuntu 22.04/24.04; Debian 13 has no 17, its JDK is openjdk-21-jdk-headless. Needs the
-# package lists (after apt-get update); without them it answers the 17 package.
-jdk_package() {
-  local p
-  for p in openjdk-17-jdk-headless openjdk-21-jdk-headless openjdk-25-jdk-headless; do
-    if apt-cache show "$p" 2>/dev/null | grep -q '^Package: '; then
-      echo "$p"
-      return
-    fi
-  done
-  echo openjdk-17-jdk-headless
-}
   _prereq_need openjdk-17-jdk-headless command -v javac
   _prereq_need maven command -v mvn
   if [ "${SHUFFLE_RDMA_NATIVE:-}" != skip ]; then
