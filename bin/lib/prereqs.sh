@@ -15,6 +15,21 @@
 
 prereq_missing=()
 
+# The JDK package of this distribution (17 or newer): openjdk-17-jdk-headless on Debian 12
+# and Ubuntu 22.04/24.04; Debian 13 has no 17, its JDK is openjdk-21-jdk-headless. Needs the
+# package lists (after apt-get update); without them it answers the 17 package.
+jdk_package() {
+  local p out
+  for p in openjdk-17-jdk-headless openjdk-21-jdk-headless openjdk-25-jdk-headless; do
+    # (output captured first: grep -q closing the pipe would fail apt-cache under pipefail)
+    if out=$(apt-cache show "$p" 2>/dev/null) && grep -q '^Package: ' <<<"$out"; then
+      echo "$p"
+      return
+    fi
+  done
+  echo openjdk-17-jdk-headless
+}
+
 _prereq_need() {  # _prereq_need PACKAGE TEST...: records PACKAGE when the test fails
   local pkg=$1; shift
   "$@" >/dev/null 2>&1 || prereq_missing+=("$pkg")
@@ -49,7 +64,10 @@ prereqs() {
       echo "[$what] installing with apt-get: ${prereq_missing[*]}"
       export DEBIAN_FRONTEND=noninteractive
       apt-get update -qq >/dev/null
-      apt-get install -y -qq --no-install-recommends "${prereq_missing[@]}" >/dev/null
+      local jdk
+      jdk=$(jdk_package)
+      apt-get install -y -qq --no-install-recommends \
+        "${prereq_missing[@]/#openjdk-17-jdk-headless/$jdk}" >/dev/null
       _prereq_scan "$what"
       if [ ${#prereq_missing[@]} -gt 0 ]; then
         echo "[$what] still missing after apt-get install: ${prereq_missing[*]}" >&2
@@ -72,7 +90,10 @@ _prereq_without_root() {
     case "$p" in gcc|make|libibverbs-dev|librdmacm-dev) native+=("$p") ;; *) other+=("$p") ;; esac
   done
   if [ ${#other[@]} -gt 0 ]; then
-    echo "[$what] missing: ${other[*]}; install them (apt-get install -y ${prereq_missing[*]})" \
+    local jdk
+    jdk=$(jdk_package)
+    echo "[$what] missing: ${other[*]/#openjdk-17-jdk-headless/$jdk}; install them" \
+      "(apt-get install -y ${prereq_missing[*]/#openjdk-17-jdk-headless/$jdk})" \
       "or run this script as root on a Debian/Ubuntu machine" >&2
     return 1
   fi

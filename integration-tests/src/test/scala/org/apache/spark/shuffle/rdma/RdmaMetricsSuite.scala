@@ -59,7 +59,7 @@ class RdmaMetricsSuite extends AnyFunSuite with BeforeAndAfterAll {
     lastBody = body
     body.linesIterator.filter(_.contains("rdmaShuffle")).flatMap { line =>
       line.split(" ") match {
-        case Array(name, value) => Some(name.replace("{type=\"gauges\"}", "") -> value.toDouble)
+        case Array(name, value) => Some(name.replaceAll("\\{.*\\}$", "") -> value.toDouble)
         case _ => None
       }
     }.toMap
@@ -67,14 +67,19 @@ class RdmaMetricsSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   test("the driver's PrometheusServlet shows the cluster's counters, nonzero") {
     shuffled
-    val appId = sc.applicationId.replaceAll("[^a-zA-Z0-9]", "_")
+    // Counters end in _Count, gauges in _Value (RdmaMetrics defines which is which).
     def gauge(m: Map[String, Double], counter: String): Option[Double] =
-      m.get(s"metrics_${appId}_driver_rdmaShuffleCluster_${counter.replace('.', '_')}_Value")
+      m.get(RdmaMetrics.prometheusName(sc.applicationId, "driver", RdmaMetricsSource.CLUSTER,
+        RdmaMetrics.byName(counter)))
     // Counters that first appear with the executors are registered at the source's first
     // refresh, so they show from the next scrape (at most CLUSTER_MAX_AGE_MS later).
     val deadline = System.nanoTime() + 30L * 1000 * 1000 * 1000
     var m = scrape()
-    while (gauge(m, "reader.remoteBlocks").forall(_ == 0) && System.nanoTime() < deadline) {
+    // Spark's servlet lists the gauges before the counters, and reading the first gauge
+    // ("executors") is what registers the rest: in the scrape that registers them the new
+    // counters show, the new gauges only from the next one. Wait for both.
+    while ((gauge(m, "reader.remoteBlocks").forall(_ == 0) || gauge(m, "registry.bytes").isEmpty)
+        && System.nanoTime() < deadline) {
       Thread.sleep(1000)
       m = scrape()
     }
@@ -109,7 +114,9 @@ class RdmaMetricsSuite extends AnyFunSuite with BeforeAndAfterAll {
             .filter(_._1.contains(s".$executorId.rdmaShuffle."))
             .map { case (name, n) =>
               name.substring(name.indexOf(".rdmaShuffle.") + ".rdmaShuffle.".length) ->
-                server.getAttribute(n, "Value").asInstanceOf[Number].longValue
+                // Counters hold their value in "Count", gauges in "Value".
+                server.getAttribute(n, if (n.getKeyProperty("type") == "counters") "Count" else "Value")
+                  .asInstanceOf[Number].longValue
             }.toMap
         } finally jmx.close()
       } finally vm.detach()

@@ -206,12 +206,12 @@ final class ExecutorRuntime implements AutoCloseable {
     Map<String, Long> m = new LinkedHashMap<>();
     transport.stats().snapshot().forEach((k, v) -> m.put("transport." + k, v));
     client.stats().addTo(m);
-    m.put("registry.outputs", (long) registry.outputCount());
-    m.put("registry.registrations", registry.registrations());
-    m.put("registry.bytes", registry.registeredBytes());
-    m.put("registry.outputsOverCap", registry.outputsOverCap());
-    m.put("registry.registrationFailures", registrationFailures.get());
-    m.put("metadata.tableFetches", tables.tableFetches());
+    m.put(RdmaMetrics.REGISTRY_OUTPUTS, (long) registry.outputCount());
+    m.put(RdmaMetrics.REGISTRY_REGISTRATIONS, registry.registrations());
+    m.put(RdmaMetrics.REGISTRY_BYTES, registry.registeredBytes());
+    m.put(RdmaMetrics.REGISTRY_OVER_CAP, registry.outputsOverCap());
+    m.put(RdmaMetrics.REGISTRY_FAILURES, registrationFailures.get());
+    m.put(RdmaMetrics.METADATA_TABLE_FETCHES, tables.tableFetches());
     return m;
   }
 

@@ -9,17 +9,20 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Metric;
 import com.codahale.metrics.MetricRegistry;
 import org.apache.spark.metrics.source.Source;
 
 /**
- * The plugin's counters in Spark's metrics system, one gauge per counter, named as in the
- * stats map (transport.bytesRead, reader.remoteBlocks, registry.bytes, ...): whatever the
- * map holds becomes a gauge, so a counter added to TransportStats, ReaderStats or the
- * runtime's stats appears without touching this class, also when it first shows up after
- * start (new names are registered at the next refresh; Spark's registry picks them up
- * through the child-registry listener). Sinks (PrometheusServlet, JMX, ...) read the values.
+ * The plugin's counters in Spark's metrics system, named as in the stats map
+ * (transport.bytesRead, reader.remoteBlocks, registry.bytes, ...) and registered by the kind
+ * {@link RdmaMetrics} defines for each: monotonic counts as Spark counters, current values
+ * and per-executor settings as gauges (a name with no definition as a gauge; a test keeps
+ * that from happening). Names that first show up after start are registered at the next
+ * refresh; Spark's registry picks them up through the child-registry listener. Sinks
+ * (PrometheusServlet, JMX, ...) read the values.
  *
  * <p>Two instances: "rdmaShuffle" on each executor (its own counters, read from memory) and
  * "rdmaShuffleCluster" on the driver (the sum over live executors, which costs one RPC per
@@ -48,12 +51,27 @@ final class RdmaMetricsSource implements Source {
     } else {
       // The driver's source: no RPC while the first shuffle registers; "executors" is always
       // there, and its first read takes the snapshot that registers the rest.
-      registry.register("executors", gauge("executors"));
+      registry.register(RdmaMetrics.EXECUTORS, gauge(RdmaMetrics.EXECUTORS));
     }
   }
 
   private Gauge<Long> gauge(String key) {
     return () -> current().getOrDefault(key, 0L);
+  }
+
+  /** A counter whose count is the stats map's value (the map's counters only grow). */
+  private Counter counter(String key) {
+    return new Counter() {
+      @Override
+      public long getCount() {
+        return current().getOrDefault(key, 0L);
+      }
+    };
+  }
+
+  private Metric metric(String key) {
+    RdmaMetrics.Metric m = RdmaMetrics.byName(key);
+    return m != null && m.kind == RdmaMetrics.Kind.COUNTER ? counter(key) : gauge(key);
   }
 
   /** This executor's counters, read fresh on every scrape. */
@@ -67,12 +85,18 @@ final class RdmaMetricsSource implements Source {
   }
 
   /** Sums each counter over executors; "executors" counts them ("transport.verbs" then
-   * counts those on verbs). */
+   * counts those on verbs). Per-executor settings (readDepth, ...) are left out: their sum
+   * means nothing, the executors' own sources show them. */
   static Map<String, Long> sum(Map<String, Map<String, Long>> perExecutor) {
     Map<String, Long> total = new LinkedHashMap<>();
-    total.put("executors", (long) perExecutor.size());
+    total.put(RdmaMetrics.EXECUTORS, (long) perExecutor.size());
     for (Map<String, Long> counters : perExecutor.values()) {
-      counters.forEach((k, v) -> total.merge(k, v, Long::sum));
+      counters.forEach((k, v) -> {
+        RdmaMetrics.Metric m = RdmaMetrics.byName(k);
+        if (m == null || m.onCluster()) {
+          total.merge(k, v, Long::sum);
+        }
+      });
     }
     return total;
   }
@@ -89,7 +113,7 @@ final class RdmaMetricsSource implements Source {
       taken = true;
       for (String key : last.keySet()) {
         if (!registry.getNames().contains(key)) {
-          registry.register(key, gauge(key));
+          registry.register(key, metric(key));
         }
       }
     }

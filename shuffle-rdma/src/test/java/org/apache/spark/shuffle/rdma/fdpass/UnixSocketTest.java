@@ -45,10 +45,26 @@ class UnixSocketTest {
     return new UnixSocket[] {client, accepted};
   }
 
-  private static long openFds() throws IOException {
+  /**
+   * Descriptors of this JVM open on {@code file}. Only those: other tests in the same JVM
+   * open and close descriptors of their own meanwhile (a count of all of them once moved by 3
+   * between two lines of this test).
+   */
+  private static long openFds(Path file) throws IOException {
+    Path target = file.toRealPath();
+    long n = 0;
     try (java.util.stream.Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-      return s.count();
+      for (Path fd : (Iterable<Path>) s::iterator) {
+        try {
+          if (Files.readSymbolicLink(fd).equals(target)) {
+            n++;
+          }
+        } catch (IOException e) {
+          // closed since the listing
+        }
+      }
     }
+    return n;
   }
 
   @Test
@@ -85,20 +101,21 @@ class UnixSocketTest {
     try (UnixServerSocket server = UnixServerSocket.listen(dir.resolve("s.sock"), 4)) {
       UnixSocket[] p = pair(server);
       int fd = Fds.openRead(file);
-      long before = openFds();
+      long before = openFds(file);
+      assertEquals(1, before, "only this test's own descriptor is open on the file");
       p[0].send(new byte[] {1}, fd, fd, fd);
       IOException tooMany = assertThrows(RefusedMessageException.class,
           () -> p[1].receive(16, 2, 5000));
       assertTrue(tooMany.getMessage().contains("carried more than 2 file descriptors"),
           tooMany.getMessage());
-      assertEquals(before, openFds(), "the three passed descriptors were closed");
+      assertEquals(before, openFds(file), "the three passed descriptors were closed");
       // Longer than the receiver allows: refused whole, its descriptor closed.
       p[0].send(new byte[200], fd);
       IOException truncated = assertThrows(RefusedMessageException.class,
           () -> p[1].receive(100, 2, 5000));
       assertTrue(truncated.getMessage().contains("longer than 100 bytes"),
           truncated.getMessage());
-      assertEquals(before, openFds());
+      assertEquals(before, openFds(file));
       // The sender's own limits.
       IOException nine = assertThrows(IOException.class,
           () -> p[0].send(new byte[1], new int[9]));
