@@ -16,6 +16,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.shuffle.BlockFetchingListener;
@@ -130,7 +131,8 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   public void fetchBlocks(String host, int port, String execId, String[] blockIds,
       BlockFetchingListener listener, DownloadFileManager downloadFileManager) {
     stats.fetchCalls.incrementAndGet();
-    BlockFetchingListener spark = new FailureCount(listener);
+    // Counts the failures that reach Spark (each one a fetch failure there).
+    BlockFetchingListener spark = onFailure(listener, e -> stats.failedBlocks.incrementAndGet());
     List<String> registered = new ArrayList<>(blockIds.length);
     List<String> unregistered = new ArrayList<>();
     int shuffleId = -1;
@@ -281,7 +283,8 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       }
       if (!departedIds.isEmpty()) {
         stats.removedExecutorBlocks.addAndGet(departedIds.size());
-        fetchUnregistered(host, port, execId, departedIds, new MarkingFallback(reads),
+        // Spark's client retried its failures already: marked, so they are final here.
+        fetchUnregistered(host, port, execId, departedIds, onFailure(reads, fromFallback::add),
             downloads);
       }
       if (blocks.isEmpty()) {
@@ -310,46 +313,26 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       }
       return departed;
     }
+  }
 
-    /** Hands Spark's client's answers to the attempt, its failures marked as final. */
-    private final class MarkingFallback implements BlockFetchingListener {
-      private final BlockFetchingListener attempt;
-
-      MarkingFallback(BlockFetchingListener attempt) {
-        this.attempt = attempt;
-      }
-
+  /**
+   * Passes every outcome on to {@code next}, and each failure first to {@code seen}
+   * (counting it, or marking where it came from).
+   */
+  private static BlockFetchingListener onFailure(BlockFetchingListener next,
+      Consumer<Throwable> seen) {
+    return new BlockFetchingListener() {
       @Override
       public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
-        attempt.onBlockFetchSuccess(blockId, data);
+        next.onBlockFetchSuccess(blockId, data);
       }
 
       @Override
       public void onBlockFetchFailure(String blockId, Throwable cause) {
-        fromFallback.add(cause);
-        attempt.onBlockFetchFailure(blockId, cause);
+        seen.accept(cause);
+        next.onBlockFetchFailure(blockId, cause);
       }
-    }
-  }
-
-  /** Counts the failures that reach Spark (each one a fetch failure there). */
-  private final class FailureCount implements BlockFetchingListener {
-    private final BlockFetchingListener spark;
-
-    FailureCount(BlockFetchingListener spark) {
-      this.spark = spark;
-    }
-
-    @Override
-    public void onBlockFetchSuccess(String blockId, ManagedBuffer data) {
-      spark.onBlockFetchSuccess(blockId, data);
-    }
-
-    @Override
-    public void onBlockFetchFailure(String blockId, Throwable cause) {
-      stats.failedBlocks.incrementAndGet();
-      spark.onBlockFetchFailure(blockId, cause);
-    }
+    };
   }
 
   private void fetchUnregistered(String host, int port, String execId, List<String> ids,
