@@ -7,16 +7,21 @@ package org.apache.spark.shuffle.rdma.demo;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+import org.apache.spark.shuffle.rdma.RdmaMetrics;
 
 /**
  * The plugin's counters moved between two {@code RdmaShuffleManager.clusterStats()} snapshots,
  * per executor, so that each workload of one application is checked on its own. Gauges (the
- * transport in use, bytes registered now, pinned copies now) are taken as they stand after.
+ * transport in use, bytes registered now, pinned copies now, ...: {@link RdmaMetrics}' gauges
+ * and settings) are taken as they stand after.
  */
 final class CounterDelta {
-  static final Set<String> GAUGES = Set.of("transport.verbs", "transport.bytesRegistered",
-      "transport.pinnedCopiedBytes", "transport.readDepth", "transport.queuePairsPerPeer",
-      "registry.outputs", "registry.bytes");
+  /** Every metric the catalog defines as a gauge or a setting (not a counter). */
+  static final Set<String> GAUGES = RdmaMetrics.ALL.stream()
+      .filter(m -> m.kind != RdmaMetrics.Kind.COUNTER).map(m -> m.name)
+      .collect(Collectors.toUnmodifiableSet());
 
   /** Derived key: the registry.outputs gauge when the run started. */
   static final String OUTPUTS_AT_START = "registry.outputsAtStart";
