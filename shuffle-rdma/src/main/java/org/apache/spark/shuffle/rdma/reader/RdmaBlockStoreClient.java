@@ -134,6 +134,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     // Counts the failures that reach Spark (each one a fetch failure there).
     BlockFetchingListener spark = onFailure(listener, e -> stats.failedBlocks.incrementAndGet());
     List<String> registered = new ArrayList<>(blockIds.length);
+    List<BlockFetch.Block> resolved = new ArrayList<>(blockIds.length);
     List<String> unregistered = new ArrayList<>();
     int shuffleId = -1;
     boolean fromService = fallback != null && port == shuffleServicePort;
@@ -142,6 +143,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
         BlockFetch.Block b = resolve(id, execId);
         if (b != null) {
           registered.add(id);
+          resolved.add(b);
           shuffleId = b.descriptor.shuffleId();
         } else if (!fromService && tables.removed(execId)) {
           // Nothing serves a removed executor's files but a shuffle service: failing now
@@ -162,7 +164,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       return;
     }
     RetriedFetch fetch = new RetriedFetch(host, port, execId, shuffleId, fromService, spark,
-        downloadFileManager);
+        downloadFileManager, resolved);
     // Spark's own retry loop, as its block transfer service runs it: each attempt reconnects
     // and reads the blocks still outstanding; a stale attempt's answers are dropped.
     new RetryingBlockTransferor(transportConf, fetch, registered.toArray(new String[0]),
@@ -192,10 +194,18 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     private final Set<Throwable> fromFallback =
         Collections.newSetFromMap(Collections.synchronizedMap(new IdentityHashMap<>()));
     private final AtomicBoolean loggedOne = new AtomicBoolean();
+    /**
+     * The blocks fetchBlocks resolved, in the order of the ids Spark's transferor starts the
+     * first attempt with: used once, so the block ids are parsed and looked up once per
+     * fetch; a retry resolves the outstanding ones again (the directory may have changed).
+     */
+    private List<BlockFetch.Block> firstAttempt; // guarded by this
     private CompletableFuture<Boolean> departed; // guarded by this
 
     RetriedFetch(String host, int port, String execId, int shuffleId, boolean fromService,
-        BlockFetchingListener spark, DownloadFileManager downloads) {
+        BlockFetchingListener spark, DownloadFileManager downloads,
+        List<BlockFetch.Block> firstAttempt) {
+      this.firstAttempt = firstAttempt;
       this.host = host;
       this.port = port;
       this.execId = execId;
@@ -255,13 +265,23 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
     @Override
     public void createAndStart(String[] ids, BlockTransferListener attempt) {
       BlockFetchingListener reads = (BlockFetchingListener) attempt;
+      List<BlockFetch.Block> first;
+      synchronized (this) {
+        first = firstAttempt;
+        firstAttempt = null;
+      }
+      if (first != null && first.size() != ids.length) {
+        first = null;
+      }
       List<BlockFetch.Block> blocks = new ArrayList<>(ids.length);
       List<String> departedIds = new ArrayList<>();
       PeerAddress peer = null;
-      for (String id : ids) {
+      for (int i = 0; i < ids.length; i++) {
+        String id = ids[i];
         BlockFetch.Block b;
         try {
-          b = resolve(id, execId);
+          b = first != null && first.get(i).blockId.equals(id) ? first.get(i)
+              : resolve(id, execId);
           if (b == null) {
             if (!fromService) {
               throw new IOException("executor " + execId + " was removed; no registration "
