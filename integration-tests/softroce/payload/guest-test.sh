@@ -7,7 +7,7 @@
 # Spark runtime jars), app/demo.jar + app/log4j2-demo.properties, jvm-opens.
 # Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test (with
 # spark.authenticate: a reader with a wrong secret is run first and must be rejected, read
-# nothing and be counted by the server, over 3 + VERBS_SELFTEST_FLOOD (default 100) connect
+# nothing and be counted by the server, over 3 + VERBS_SELFTEST_FLOOD (default 20) connect
 # requests to one server transport and 1 to the other; the server must log those refusals
 # at most at the 1st, 2nd, 4th... and still accept the reader that follows), a Spark job on local-cluster (separate executor
 # JVMs) with spark.shuffle.rdma.transport=verbs, and a skewed job (SkewDemo) whose blocks are
@@ -41,7 +41,7 @@ VERBS_SELFTEST_SECRET="$secret" java "${java_opts[@]}" -cp "$cp" "$main" server 
 server_pid=$!
 status=0
 # The intruder must be rejected on every attempt; it exits 1 if it ever connects.
-export VERBS_SELFTEST_FLOOD=${VERBS_SELFTEST_FLOOD:-100}
+export VERBS_SELFTEST_FLOOD=${VERBS_SELFTEST_FLOOD:-20}
 VERBS_SELFTEST_SECRET="wrong-$secret" timeout 600 java "${java_opts[@]}" -cp "$cp" "$main" intruder "$GUEST_IP" "$work" \
   > "$work/intruder.log" 2>&1 || status=$?
 cat "$work/intruder.log"

@@ -14,8 +14,11 @@
 #           spark.shuffle.rdma.verbs.trafficClass=TWO_HOST_TOS every one must carry that ToS
 #           in its IP header, in both directions (READs from a, responses from b and back)
 #   host a: TwoHostVerbsRun: master + worker + driver in one JVM; on verbs with one executor
-#           per host, one application: the demo job, the skewed job (SkewDemo), three TPC-DS
-#           queries, a fault (one executor's registrations revoked between stages), each result
+#           per host, one application: the demo job, the skewed job (SkewDemo), a zip over a
+#           held receive pool, three TPC-DS queries, a fabric outage (blip), a shuffle over the
+#           executors' cap on registered bytes (maxRegisteredBytes=20m), a fault (one
+#           executor's registrations revoked between stages) and an executor killed mid-read
+#           (kill, last: its host drops every packet, then SIGKILL), each result
 #           equal to the sort shuffle's (computed on the host: reference/) and every counter
 #           asserted (see TwoHostVerbsRun's and TwoHostWorkloads' javadoc)
 # Payload layout: integration-tests/softroce/make-payload (lib/, app/demo.jar, jvm-opens).
@@ -134,7 +137,7 @@ reference="$here/reference/demo-$records-4.txt"
 [[ -f $reference ]] && export DEMO_REFERENCE_FILE=$reference
 # The other workloads' references and the TPC-DS data and queries (both hosts read them here).
 export TWO_HOST_REFERENCE_DIR="$here/reference" TWO_HOST_TPCDS_DIR="$here/tpcds"
-workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,blip,fault}
+workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,blip,cap,fault,kill}
 export TWO_HOST_WORKLOADS=$workloads
 # The blip workload drops this host's RoCE packets for a while (tc netem on this netdev).
 export TWO_HOST_BLIP_NETDEV=${RDMA_NETDEV:-}
@@ -171,6 +174,7 @@ java "${opens[@]}" "${fast_jvm[@]}" -Xmx1g -Dlog4j2.configurationFile="$log_conf
   -Dspark.network.maxRemoteBlockSizeFetchToMem=5m \
   -Dspark.shuffle.io.retryWait=3s \
   -Dspark.shuffle.rdma.verbs.keepaliveInterval=5s \
+  -Dspark.shuffle.rdma.maxRegisteredBytes=20m \
   -Dspark.shuffle.readHostLocalDisk=false \
   -Dspark.driver.host="$GUEST_IP" \
   -Dspark.ui.enabled=false \

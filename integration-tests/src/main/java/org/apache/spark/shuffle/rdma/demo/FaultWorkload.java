@@ -158,7 +158,7 @@ final class FaultWorkload implements Workload {
   }
 
   /** The innermost "Caused by" line of a failure's text (else its first line), shortened. */
-  private static String cause(String s) {
+  static String cause(String s) {
     if (s == null) {
       return "";
     }

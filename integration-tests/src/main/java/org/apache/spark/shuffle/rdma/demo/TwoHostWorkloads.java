@@ -17,18 +17,22 @@ import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
  * The two-host run's workloads after the demo, in the same application (a second one would
  * start two more executor JVMs, minutes under emulation): the skewed job, a zip of two
  * shuffles over a held receive pool, three TPC-DS queries, a fabric outage the reader retries
- * through, and a fault ending in a recomputed stage, in that order (the fault revokes every
- * registration of one executor, so it runs last). Each one's result must equal the sort
- * shuffle's ({@code <TWO_HOST_REFERENCE_DIR>/<name>.txt}, written on the host by
- * {@link WorkloadReferences}); a job that fails fails its check; its counters are checked over
+ * through, a shuffle larger than the executors' cap on registered bytes, a fault ending in a
+ * recomputed stage (it revokes every registration of one executor) and a peer killed
+ * mid-read (it loses an executor, so it runs last), in that order. After each one its
+ * shuffles are released as the ContextCleaner would ({@link ShuffleRelease}), so each starts
+ * with nothing registered and only the cap workload meets the cap. Each one's result must
+ * equal the sort shuffle's ({@code <TWO_HOST_REFERENCE_DIR>/<name>.txt}, written on the host
+ * by {@link WorkloadReferences}); a job that fails fails its check; its counters are checked
+ * over
  * its own run ({@link CounterDelta}).
  *
  * <p>Environment: {@code TWO_HOST_REFERENCE_DIR} (required), {@code TWO_HOST_TPCDS_DIR} (the
  * TPC-DS data and queries, required when tpcds runs), {@code TWO_HOST_WORKLOADS} (a comma
- * list, default {@code skew,poolpressure,tpcds,blip,fault}).
+ * list, default {@link #ALL}).
  */
 final class TwoHostWorkloads {
-  static final String ALL = "skew,poolpressure,tpcds,blip,fault";
+  static final String ALL = "skew,poolpressure,tpcds,blip,cap,fault,kill";
 
   private TwoHostWorkloads() {}
 
@@ -41,7 +45,9 @@ final class TwoHostWorkloads {
         case "poolpressure": out.add(new PoolPressureWorkload()); break;
         case "tpcds": out.add(new TpcdsWorkload(tpcdsDir)); break;
         case "blip": out.add(new BlipWorkload()); break;
+        case "cap": out.add(new CapWorkload()); break;
         case "fault": out.add(new FaultWorkload(victim)); break;
+        case "kill": out.add(new KillWorkload()); break;
         case "": break;
         default: throw new IllegalArgumentException("TWO_HOST_WORKLOADS: unknown workload '"
             + n + "' (known: " + ALL + ")");
@@ -67,6 +73,8 @@ final class TwoHostWorkloads {
         "TWO_HOST_REFERENCE_DIR=" + refDir)) {
       return;
     }
+    ShuffleRelease release = new ShuffleRelease(sc);
+    release.releaseAll(checks, "demo");
     for (Workload w : workloads) {
       checks.scope(w.name());
       Path refFile = Path.of(refDir, w.name() + ".txt");
@@ -94,6 +102,9 @@ final class TwoHostWorkloads {
       checks.check("results equal to sort shuffle", w.sameResult(reference, result),
           "rdma " + w.describe(result) + "; sort shuffle " + w.describe(reference));
       w.checkCounters(delta, hosts, tally, zeroPinnedCopy, checks);
+      if (!"kill".equals(w.name())) { // the kill is last; its victim is gone
+        release.releaseAll(checks, w.name());
+      }
     }
     checks.scope("");
   }

@@ -19,7 +19,8 @@ import org.apache.spark.sql.SparkSession;
 /**
  * The sort-shuffle results of the two-host run's workloads ({@link TwoHostWorkloads}), computed
  * once on the host at native speed by integration-tests/softroce/make-payload: {@code <refDir>/skew.txt},
- * {@code tpcds.txt}, {@code blip.txt} and {@code fault.txt}. It also writes the TPC-DS data the guests read
+ * {@code tpcds.txt}, {@code blip.txt}, {@code cap.txt}, {@code fault.txt} and {@code kill.txt}.
+ * It also writes the TPC-DS data the guests read
  * ({@link Tpcds#generate}, the benchmark's generator, into {@code <tpcdsDir>}) and the three
  * queries' text ({@code <tpcdsDir>/queries/<q>.sql}, from the spark-sql test jar on the class
  * path), so that both sides run the same queries on the same data.
@@ -64,6 +65,9 @@ public final class WorkloadReferences {
           FaultWorkload.render(FaultWorkload.sums(JavaSparkContext.fromSparkContext(sc)).collect());
       write(refDir, "blip", sums); // the same job, read through an outage
       write(refDir, "fault", sums);
+      write(refDir, "cap", CapWorkload.job(sc));
+      write(refDir, "kill", KillWorkload.job(KillWorkload.input(
+          JavaSparkContext.fromSparkContext(sc)), "none"));
     } finally {
       sc.stop();
     }

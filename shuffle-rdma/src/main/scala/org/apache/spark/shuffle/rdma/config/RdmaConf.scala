@@ -235,8 +235,12 @@ object RdmaConf {
       "of the file opened read-write; pins the page cache on older kernels too (pages are " +
       "marked dirty; nothing writes to them). 'private': copy-on-write; the kernel pins a " +
       "private copy of every page (map outputs held twice, counted as executor memory; gauge " +
-      "transport.pinnedCopiedBytes). 'auto': shared from 6.2, else sharedWritable, and private " +
-      "only if registering that fails; logged once per executor.")
+      "transport.pinnedCopiedBytes). 'auto': tries shared on every kernel (vendor kernels " +
+      "backport 6.2's pin, so the release number is not trusted), sharedWritable when the " +
+      "kernel refuses that pin (EFAULT, as before 6.2), private only when that is refused " +
+      "too; each switch logged once per executor and kept for its lifetime. Other " +
+      "registration errors (memlock, a closed transport) never switch modes: the output is " +
+      "served unregistered.")
     .version(V)
     .stringConf
     .transform(_.trim)

@@ -159,6 +159,26 @@ class RegistrationFallbackTest {
   }
 
   @Test
+  void aRefusedSharedReadOnlyPinMovesToSharedWritableOnce() throws Exception {
+    // verbs auto on a kernel before 6.2: shared read-only is tried first (a backport may take
+    // it); the kernel refuses it once and every later region goes straight to READ_WRITE.
+    byte[] content = new byte[3 << 20];
+    new Random(3).nextBytes(content);
+    File[] f = output(content);
+    try (Refusing t = new Refusing(tcp(), FileChannel.MapMode.READ_ONLY,
+        FileChannel.MapMode.READ_ONLY, FileChannel.MapMode.READ_WRITE)) {
+      MapOutputRegistry registry = new MapOutputRegistry(t, 1L << 20, "e");
+      MapOutputDescriptor d = registry.register(0, 1, f[0], f[1]);
+      assertEquals(3, d.dataRegionCount());
+      assertEquals(List.of(FileChannel.MapMode.READ_WRITE, FileChannel.MapMode.READ_WRITE,
+          FileChannel.MapMode.READ_WRITE, FileChannel.MapMode.READ_WRITE), t.registeredAs);
+      assertEquals(FileChannel.MapMode.READ_WRITE, t.registrationMapMode());
+      registry.close().get();
+    }
+    assertArrayEquals(content, Files.readAllBytes(f[0].toPath()), "the file was modified");
+  }
+
+  @Test
   void aSharedWritableMappingIsRegisteredAsSuchAndNeverWritten() throws Exception {
     byte[] content = new byte[2 << 20];
     new Random(2).nextBytes(content);

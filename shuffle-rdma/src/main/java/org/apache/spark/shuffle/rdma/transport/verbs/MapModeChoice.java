@@ -25,8 +25,11 @@ import java.util.regex.Pattern;
  *       output is then held twice, pinned, and counts as executor memory.
  * </ul>
  *
- * So {@code auto} is SHARED from 6.2, SHARED_WRITABLE before, and PRIVATE only when
- * registering the shared mapping fails. Pure; unit-tested per kernel.
+ * Vendor kernels backport the 6.2 behaviour to older release numbers (and a release string may
+ * not parse), so {@code auto} does not trust the version: it always tries SHARED first, and
+ * the kernel's refusal of that pin (EFAULT, {@link MappingRefusal}) moves it to
+ * SHARED_WRITABLE, then PRIVATE, for the executor's lifetime. The version only says whether
+ * the refusal is expected (logged at INFO) or news (WARN). Pure; unit-tested per kernel.
  */
 public final class MapModeChoice {
 
@@ -51,13 +54,21 @@ public final class MapModeChoice {
   private static final Pattern RELEASE = Pattern.compile("^(\\d+)\\.(\\d+)");
 
   public final Mode mode;
-  /** True when a failed registration may fall back to PRIVATE (the setting was auto). */
+  /** True when a refused registration may fall back to the next mode (the setting was auto). */
   public final boolean mayFallBack;
+  /** True when the kernel's release says it probably refuses a SHARED pin (before 6.2). */
+  public final boolean refusalExpected;
   public final String reason;
 
   private MapModeChoice(Mode mode, boolean mayFallBack, String reason) {
+    this(mode, mayFallBack, false, reason);
+  }
+
+  private MapModeChoice(Mode mode, boolean mayFallBack, boolean refusalExpected,
+      String reason) {
     this.mode = mode;
     this.mayFallBack = mayFallBack;
+    this.refusalExpected = refusalExpected;
     this.reason = reason;
   }
 
@@ -82,16 +93,17 @@ public final class MapModeChoice {
     }
     int[] v = parse(kernelRelease);
     if (v == null) {
-      return new MapModeChoice(Mode.SHARED_WRITABLE, true, "kernel release '" + kernelRelease
-          + "' not understood: assuming it pins with FOLL_WRITE (before 6.2)");
+      return new MapModeChoice(Mode.SHARED, true, true, "kernel release '" + kernelRelease
+          + "' not understood: tried first, shared read-write if the kernel refuses the pin");
     }
     boolean readOnlyPins = v[0] > 6 || (v[0] == 6 && v[1] >= 2);
     return readOnlyPins
         ? new MapModeChoice(Mode.SHARED, true, "kernel " + kernelRelease
             + " (>= 6.2) pins read-only registrations without FOLL_WRITE")
-        : new MapModeChoice(Mode.SHARED_WRITABLE, true, "kernel " + kernelRelease
-            + " (< 6.2) pins with FOLL_WRITE|FOLL_FORCE, which a read-only shared mapping "
-            + "refuses");
+        : new MapModeChoice(Mode.SHARED, true, true, "kernel " + kernelRelease
+            + " (< 6.2) usually pins with FOLL_WRITE|FOLL_FORCE, which a read-only shared "
+            + "mapping refuses; tried first (vendor kernels backport 6.2's pin), shared "
+            + "read-write on refusal");
   }
 
   /** {major, minor}, or null. */

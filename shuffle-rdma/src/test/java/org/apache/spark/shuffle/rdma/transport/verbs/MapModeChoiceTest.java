@@ -27,22 +27,25 @@ class MapModeChoiceTest {
   }
 
   @Test
-  void autoIsSharedWritableBefore62() {
-    // Debian 12, RHEL 8 and 9, Ubuntu 22.04: FOLL_WRITE pins.
+  void autoTriesSharedReadOnlyBefore62Too() {
+    // Debian 12, RHEL 8 and 9, Ubuntu 22.04 usually refuse it (FOLL_WRITE pins), but vendor
+    // kernels backport 6.2's pin: the kernel's refusal decides, not the release number.
     for (String k : new String[] {"6.1.0-27-amd64", "4.18.0-513.el8.x86_64",
         "5.14.0-427.el9.x86_64", "5.15.0-105-generic", "6.1"}) {
       MapModeChoice c = MapModeChoice.choose("auto", k);
-      assertEquals(Mode.SHARED_WRITABLE, c.mode, k);
-      assertEquals(FileChannel.MapMode.READ_WRITE, c.mode.fileMode);
-      assertTrue(c.mayFallBack, "auto may still fall back to PRIVATE");
+      assertEquals(Mode.SHARED, c.mode, k);
+      assertTrue(c.mayFallBack, "auto falls back on the kernel's refusal");
+      assertTrue(c.refusalExpected, k);
     }
+    assertFalse(MapModeChoice.choose("auto", "6.12.57+deb13-amd64").refusalExpected);
   }
 
   @Test
-  void anUnknownReleaseIsTreatedAsOld() {
+  void anUnknownReleaseTriesSharedAndExpectsRefusal() {
     MapModeChoice c = MapModeChoice.choose("auto", "weird");
-    assertEquals(Mode.SHARED_WRITABLE, c.mode);
-    assertEquals(Mode.SHARED_WRITABLE, MapModeChoice.choose("auto", null).mode);
+    assertEquals(Mode.SHARED, c.mode);
+    assertTrue(c.refusalExpected);
+    assertEquals(Mode.SHARED, MapModeChoice.choose("auto", null).mode);
   }
 
   @Test

@@ -88,7 +88,7 @@ final class VerbsMemory {
         ? "with on-demand paging (nothing pinned)" : "pinned (no on-demand paging)");
   }
 
-  /** The mode chosen per kernel at startup, or PRIVATE once registering that failed. */
+  /** SHARED at startup in auto, then the mode the kernel's refusals left (see fallback). */
   FileChannel.MapMode mapMode() {
     return mapMode.fileMode;
   }
@@ -113,11 +113,17 @@ final class VerbsMemory {
     synchronized (this) {
       if (mapMode.ordinal() < next.ordinal()) {
         mapMode = next;
-        LOG.warn("verbs: the kernel refused to pin a {} mapping ({}); map outputs are mapped "
-            + "{} from now on{} (see spark.shuffle.rdma.verbs.mapMode)", failedMode,
-            why.getMessage(), next, next == MapModeChoice.Mode.PRIVATE
-                ? ": the kernel pins a private copy of every page (transport.pinnedCopiedBytes)"
-                : "");
+        String text = "verbs: the kernel refused to pin a {} mapping ({}); map outputs are "
+            + "mapped {} from now on{} (see spark.shuffle.rdma.verbs.mapMode)";
+        String copies = next == MapModeChoice.Mode.PRIVATE
+            ? ": the kernel pins a private copy of every page (transport.pinnedCopiedBytes)"
+            : "";
+        // Before 6.2 the shared read-only pin is refused by design: news only elsewhere.
+        if (mapChoice.refusalExpected && failedMode == MapModeChoice.Mode.SHARED) {
+          LOG.info(text, failedMode, why.getMessage(), next, copies);
+        } else {
+          LOG.warn(text, failedMode, why.getMessage(), next, copies);
+        }
       }
     }
     return next.fileMode;
