@@ -40,9 +40,10 @@ final class ShuffleRelease {
         && System.currentTimeMillis() < idleBy) {
       Thread.sleep(200);
     }
-    if (!checks.check("no stage left running", running.length == 0, "stages "
-        + java.util.Arrays.toString(running) + " still running " + IDLE_MS / 1000 + " s after "
-        + after + "; its shuffles are not released")) {
+    if (!checks.check("no stage left running", running.length == 0, running.length == 0
+        ? "none after " + after : "stages " + java.util.Arrays.toString(running)
+        + " still running " + IDLE_MS / 1000 + " s after " + after
+        + "; its shuffles are not released")) {
       return;
     }
     // Takes one id; shuffles of later jobs get the ones after it.

@@ -41,6 +41,11 @@ public final class MappingRefusal {
     }
   }
 
+  /** True when {@code message} reports the kernel refusing to pin the mapping (EFAULT). */
+  public static boolean isPinRefusal(String message) {
+    return errno(message) == EFAULT;
+  }
+
   /** The errno the native layer reported in {@code message} (the last one), or -1. */
   static int errno(String message) {
     if (message == null) {

@@ -5,6 +5,8 @@
 package org.apache.spark.shuffle.rdma.transport.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import org.apache.spark.shuffle.rdma.transport.verbs.MapModeChoice.Mode;
@@ -52,5 +54,7 @@ class MappingRefusalTest {
   void theLastErrnoCounts() {
     assertEquals(14, MappingRefusal.errno("x failed: y (errno 12), then z failed (errno 14)"));
     assertEquals(-1, MappingRefusal.errno("no errno here"));
+    assertTrue(MappingRefusal.isPinRefusal("ibv_reg_mr failed: Bad address (errno 14)"));
+    assertFalse(MappingRefusal.isPinRefusal("ibv_reg_mr failed: Cannot allocate memory (errno 12)"));
   }
 }

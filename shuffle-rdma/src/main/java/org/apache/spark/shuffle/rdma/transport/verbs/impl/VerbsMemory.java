@@ -164,8 +164,11 @@ final class VerbsMemory {
           | (odp ? OdpChoice.ACCESS_ON_DEMAND : 0)).execute();
     } catch (IOException e) {
       throw new IOException("registering " + length + " bytes for RDMA READ failed: "
-          + e.getMessage() + " (usually the locked-memory limit: set memlock to unlimited for "
-          + "the executor, see 'java -jar shuffle-rdma.jar doctor')", e);
+          + e.getMessage() + (MappingRefusal.isPinRefusal(e.getMessage())
+              ? " (the kernel refuses to pin this kind of mapping; see "
+                  + "spark.shuffle.rdma.verbs.mapMode)"
+              : " (usually the locked-memory limit: set memlock to unlimited for the "
+                  + "executor, see 'java -jar shuffle-rdma.jar doctor')"), e);
     }
     IbvMr mr = reg.getMr();
     reg.free();
