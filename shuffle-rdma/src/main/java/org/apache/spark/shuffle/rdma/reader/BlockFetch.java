@@ -145,7 +145,9 @@ final class BlockFetch implements ReadCallback {
   void start() {
     stats.fetches.incrementAndGet();
     List<ReadRequest> indexBatch = new ArrayList<>();
-    List<CompletableFuture<OutputIndex>> offsets = new ArrayList<>(blocks.size());
+    // Blocks whose index is still loading (or failed), and its load; null while all cached.
+    List<Block> loading = null;
+    List<CompletableFuture<OutputIndex>> offsets = null;
     int maxRead = channel.maxReadLength();
     boolean allCached = true;
     MapOutputDescriptor last = null;
@@ -156,7 +158,6 @@ final class BlockFetch implements ReadCallback {
         fail(b, new IOException("block " + b.blockId + " asks for partitions ["
             + b.startReduce + ", " + b.endReduce + ") of a map output with "
             + d.numPartitions()));
-        offsets.add(null);
         continue;
       }
       // Spark lists an output's blocks together; a repeat elsewhere only splits a group.
@@ -166,7 +167,17 @@ final class BlockFetch implements ReadCallback {
       }
       b.output = outputs;
       CompletableFuture<OutputIndex> f = indexes.offsets(d, maxRead, indexBatch);
-      allCached &= f.isDone() && !f.isCompletedExceptionally();
+      if (f.isDone() && !f.isCompletedExceptionally()) {
+        // Cached (the steady state): bounds now, no stage and no lambda per block.
+        bound(b, f.getNow(null));
+        continue;
+      }
+      allCached = false;
+      if (loading == null) {
+        loading = new ArrayList<>();
+        offsets = new ArrayList<>();
+      }
+      loading.add(b);
       offsets.add(f);
     }
     cached = allCached;
@@ -176,12 +187,9 @@ final class BlockFetch implements ReadCallback {
     if (!indexBatch.isEmpty()) {
       channel.read(indexBatch);
     }
-    for (int i = 0; i < blocks.size(); i++) {
+    for (int i = 0; loading != null && i < loading.size(); i++) {
       CompletableFuture<OutputIndex> f = offsets.get(i);
-      if (f == null) {
-        continue;
-      }
-      Block b = blocks.get(i);
+      Block b = loading.get(i);
       boundsLeft.incrementAndGet();
       f.whenComplete((o, e) -> {
         if (e != null) {
