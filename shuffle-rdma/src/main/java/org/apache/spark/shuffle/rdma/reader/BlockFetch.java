@@ -12,8 +12,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import io.netty.buffer.ByteBuf;
 
@@ -58,12 +58,15 @@ final class BlockFetch implements ReadCallback {
 
   /** A block being fetched; [start, end) are its offsets in the data file once known. */
   static final class Block {
+    private static final AtomicIntegerFieldUpdater<Block> FINISHED =
+        AtomicIntegerFieldUpdater.newUpdater(Block.class, "finished");
     final String blockId;
     final int startReduce;
     final int endReduce; // exclusive
     final MapOutputDescriptor descriptor;
     final PeerAddress peer;
-    final AtomicBoolean finished = new AtomicBoolean();
+    /** 1 once the block ended (success or failure): in a field, not an AtomicBoolean. */
+    private volatile int finished;
     long start;
     long end;
     OutputIndex index; // once bounds are known: offsets and, when verifying, checksums
@@ -91,6 +94,15 @@ final class BlockFetch implements ReadCallback {
 
     Block(String blockId, int startReduce, int endReduce, ShuffleTableCache.Location location) {
       this(blockId, startReduce, endReduce, location.descriptor, location.peer);
+    }
+
+    boolean finished() {
+      return finished != 0;
+    }
+
+    /** Ends the block; true for the one caller that did. */
+    boolean finish() {
+      return FINISHED.compareAndSet(this, 0, 1);
     }
   }
 
@@ -251,7 +263,7 @@ final class BlockFetch implements ReadCallback {
     int maxRead = channel.maxReadLength();
     List<Block> inMemory = downloads == null ? new ArrayList<>(blocks.size()) : null;
     for (Block b : blocks) {
-      if (b.finished.get()) {
+      if (b.finished()) {
         continue;
       }
       if (b.end == b.start) {
@@ -433,7 +445,7 @@ final class BlockFetch implements ReadCallback {
 
   private void onPiece(Piece p, ManagedBuffer data) {
     Block b = p.block;
-    if (b.finished.get()) {
+    if (b.finished()) {
       return;
     }
     if (b.writer != null) {
@@ -480,7 +492,7 @@ final class BlockFetch implements ReadCallback {
     try {
       complete = b.writer.accept(piece.index, data);
       synchronized (b) {
-        if (!b.finished.get() && b.nextToPost < b.pieces.size()) {
+        if (!b.finished() && b.nextToPost < b.pieces.size()) {
           next = request(b, b.pieces.get(b.nextToPost++));
         }
       }
@@ -497,7 +509,7 @@ final class BlockFetch implements ReadCallback {
   }
 
   private void finishDownload(Block b) {
-    if (!b.finished.compareAndSet(false, true)) {
+    if (!b.finish()) {
       return;
     }
     String mismatch = b.verifier == null ? null : verified(b, b.verifier);
@@ -537,7 +549,7 @@ final class BlockFetch implements ReadCallback {
     if (downloads != null && data.size() > 0) {
       throw new IllegalStateException("blocks fetched to disk finish in finishDownload");
     }
-    if (data.size() > 0 && !b.finished.get()) {
+    if (data.size() > 0 && !b.finished()) {
       String mismatch;
       try {
         mismatch = verifyWhole(b, data);
@@ -550,7 +562,7 @@ final class BlockFetch implements ReadCallback {
         return;
       }
     }
-    if (!b.finished.compareAndSet(false, true)) {
+    if (!b.finish()) {
       return;
     }
     stats.remoteBlocks.incrementAndGet();
@@ -611,7 +623,7 @@ final class BlockFetch implements ReadCallback {
   }
 
   private void fail(Block b, Throwable cause) {
-    if (b.finished.compareAndSet(false, true)) {
+    if (b.finish()) {
       OrderedPieceWriter writer;
       synchronized (b) {
         writer = b.writer;
