@@ -56,7 +56,11 @@ final class BlockFetch implements ReadCallback {
   /** Pieces of one block in flight while it streams to disk: enough to keep the link busy. */
   static final int DISK_WINDOW = 4;
 
-  /** A block being fetched; [start, end) are its offsets in the data file once known. */
+  /**
+   * A block being fetched; [start(), end()) are its offsets in the data file once its index
+   * is known. Made per block (by RdmaBlockStoreClient), so it holds only what every block
+   * needs (48 bytes): a block read in more than one READ keeps the rest in {@link Pieces}.
+   */
   static final class Block {
     private static final AtomicIntegerFieldUpdater<Block> FINISHED =
         AtomicIntegerFieldUpdater.newUpdater(Block.class, "finished");
@@ -67,21 +71,12 @@ final class BlockFetch implements ReadCallback {
     final PeerAddress peer;
     /** 1 once the block ended (success or failure): in a field, not an AtomicBoolean. */
     private volatile int finished;
-    long start;
-    long end;
-    OutputIndex index; // once bounds are known: offsets and, when verifying, checksums
-    List<PiecePlan.Piece> pieces;
-    ByteBuffer assembly; // in memory, more than one piece
-    AtomicInteger piecesLeft;
-    // To disk: the file, its channel, the in-order writer, the next piece to post (guarded
-    // by this block).
-    DownloadFile file;
-    DownloadFileWritableChannel out;
-    OrderedPieceWriter writer;
-    PartitionVerifier verifier; // to disk, verifying: fed by the writer in block order
-    int nextToPost;
+    /** Once its bounds are known and valid: offsets and, when verifying, checksums. */
+    OutputIndex index;
     // Which output (first-appearance order in this fetch), for grouping adjacent blocks.
     int output;
+    /** Read in more than one piece, or to disk; null for a block of one READ. */
+    Pieces pieces;
 
     Block(String blockId, int startReduce, int endReduce, MapOutputDescriptor descriptor,
         PeerAddress peer) {
@@ -104,9 +99,41 @@ final class BlockFetch implements ReadCallback {
     boolean finish() {
       return FINISHED.compareAndSet(this, 0, 1);
     }
+
+    /** The block's first byte in the data file (once {@link #index} is set). */
+    long start() {
+      return index.offsets[startReduce];
+    }
+
+    long end() {
+      return index.offsets[endReduce];
+    }
   }
 
-  /** Attachment of a data read: which block, and which piece of it. */
+  /**
+   * The state of a block read in more than one READ: its plan and, in memory, the buffer the
+   * pieces are copied into; to disk, the file, its channel, the in-order writer and the next
+   * piece to post (guarded by the block).
+   */
+  static final class Pieces {
+    final List<PiecePlan.Piece> plan;
+    ByteBuffer assembly; // in memory
+    AtomicInteger left; // in memory
+    DownloadFile file;
+    DownloadFileWritableChannel out;
+    OrderedPieceWriter writer;
+    PartitionVerifier verifier; // to disk, verifying: fed by the writer in block order
+    int nextToPost;
+
+    Pieces(List<PiecePlan.Piece> plan) {
+      this.plan = plan;
+    }
+  }
+
+  /**
+   * Attachment of a data read of a block of several pieces: which block, and which piece of
+   * it. A block read by one READ is that READ's attachment itself.
+   */
   private static final class Piece {
     final Block block;
     final PiecePlan.Piece piece;
@@ -129,7 +156,7 @@ final class BlockFetch implements ReadCallback {
   }
 
   private static final Comparator<Block> BY_OUTPUT_THEN_START =
-      Comparator.<Block>comparingInt(b -> b.output).thenComparingLong(b -> b.start);
+      Comparator.<Block>comparingInt(b -> b.output).thenComparingLong(Block::start);
 
   private final List<Block> blocks;
   private final TransportChannel channel;
@@ -224,8 +251,6 @@ final class BlockFetch implements ReadCallback {
           + ") outside data of " + dataLength + " bytes"));
       return;
     }
-    b.start = start;
-    b.end = end;
     b.index = index;
   }
 
@@ -238,7 +263,12 @@ final class BlockFetch implements ReadCallback {
   @Override
   public void onSuccess(ReadRequest request, ManagedBuffer data) {
     Object a = request.attachment();
-    if (a instanceof Run) {
+    if (a instanceof Block) {
+      Block b = (Block) a;
+      if (!b.finished()) {
+        deliver(b, data);
+      }
+    } else if (a instanceof Run) {
       onRun((Run) a, data);
     } else {
       onPiece((Piece) a, data);
@@ -248,7 +278,9 @@ final class BlockFetch implements ReadCallback {
   @Override
   public void onFailure(ReadRequest request, Throwable cause) {
     Object a = request.attachment();
-    if (a instanceof Run) {
+    if (a instanceof Block) {
+      fail((Block) a, cause);
+    } else if (a instanceof Run) {
       for (Block b : ((Run) a).blocks) {
         fail(b, cause);
       }
@@ -266,7 +298,7 @@ final class BlockFetch implements ReadCallback {
       if (b.finished()) {
         continue;
       }
-      if (b.end == b.start) {
+      if (b.end() == b.start()) {
         deliver(b, EMPTY);
         continue;
       }
@@ -275,7 +307,8 @@ final class BlockFetch implements ReadCallback {
         continue;
       }
       try {
-        b.pieces = PiecePlan.plan(b.start, b.end, b.descriptor.regionSize(), maxRead);
+        b.pieces = new Pieces(PiecePlan.plan(b.start(), b.end(), b.descriptor.regionSize(),
+            maxRead));
         startDownload(b, batch);
       } catch (IOException | RuntimeException e) {
         fail(b, e);
@@ -300,7 +333,7 @@ final class BlockFetch implements ReadCallback {
    * cover (one region, at most {@code maxRead}); a run of one is read as before.
    */
   private void coalesce(List<Block> live, int maxRead, List<ReadRequest> batch) {
-    if (live.size() > 1) {
+    if (!sorted(live)) {
       live.sort(BY_OUTPUT_THEN_START);
     }
     int i = 0;
@@ -308,14 +341,15 @@ final class BlockFetch implements ReadCallback {
       Block first = live.get(i);
       long regionSize = first.descriptor.regionSize();
       int j = i + 1;
-      long end = first.end;
+      long start = first.start();
+      long end = first.end();
       while (j < live.size()) {
         Block next = live.get(j);
-        if (next.output != first.output || next.start != end
-            || !oneRead(first.start, next.end, regionSize, maxRead)) {
+        if (next.output != first.output || next.start() != end
+            || !oneRead(start, next.end(), regionSize, maxRead)) {
           break;
         }
-        end = next.end;
+        end = next.end();
         j++;
       }
       if (j - i == 1) {
@@ -324,12 +358,22 @@ final class BlockFetch implements ReadCallback {
         List<Block> run = new ArrayList<>(live.subList(i, j));
         stats.coalescedBlocks.addAndGet(run.size());
         MapOutputDescriptor d = first.descriptor;
-        int region = (int) (first.start / regionSize);
-        batch.add(new ReadRequest(d.dataAddress(region) + first.start - region * regionSize,
-            d.dataKey(region), (int) (end - first.start), this, new Run(run, first.start)));
+        int region = (int) (start / regionSize);
+        batch.add(new ReadRequest(d.dataAddress(region) + start - region * regionSize,
+            d.dataKey(region), (int) (end - start), this, new Run(run, start)));
       }
       i = j;
     }
+  }
+
+  /** Whether the blocks are in coalescing order already (Spark lists them so): no sort. */
+  private static boolean sorted(List<Block> live) {
+    for (int i = 1; i < live.size(); i++) {
+      if (BY_OUTPUT_THEN_START.compare(live.get(i - 1), live.get(i)) > 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether [start, end) is one READ: inside one region and no longer than maxRead. */
@@ -352,7 +396,8 @@ final class BlockFetch implements ReadCallback {
       return;
     }
     for (Block b : run.blocks) {
-      deliver(b, new BlockSlice(data, whole, (int) (b.start - run.start), (int) (b.end - b.start)));
+      long start = b.start();
+      deliver(b, new BlockSlice(data, whole, (int) (start - run.start), (int) (b.end() - start)));
     }
   }
 
@@ -376,8 +421,9 @@ final class BlockFetch implements ReadCallback {
     try {
       int base = whole.readerIndex();
       for (Block b : run.blocks) {
+        long start = b.start();
         deliver(b, new NettyManagedBuffer(
-            whole.slice(base + (int) (b.start - run.start), (int) (b.end - b.start))));
+            whole.slice(base + (int) (start - run.start), (int) (b.end() - start))));
       }
     } finally {
       whole.release();
@@ -386,24 +432,31 @@ final class BlockFetch implements ReadCallback {
 
   private void startInMemory(Block b, int maxRead, List<ReadRequest> batch) {
     try {
-      b.pieces = PiecePlan.plan(b.start, b.end, b.descriptor.regionSize(), maxRead);
-      startInMemory(b, batch);
-    } catch (IOException | RuntimeException e) {
-      fail(b, e);
-    }
-  }
-
-  private void startInMemory(Block b, List<ReadRequest> batch) throws IOException {
-    if (b.pieces.size() > 1) {
-      String problem = PiecePlan.inMemoryProblem(b.end - b.start);
+      long start = b.start();
+      long end = b.end();
+      MapOutputDescriptor d = b.descriptor;
+      long regionSize = d.regionSize();
+      if (regionSize > 0 && oneRead(start, end, regionSize, maxRead)) {
+        // The common case: one READ, the block its attachment; no plan, no piece objects.
+        int region = (int) (start / regionSize);
+        batch.add(new ReadRequest(d.dataAddress(region) + start - region * regionSize,
+            d.dataKey(region), (int) (end - start), this, b));
+        return;
+      }
+      List<PiecePlan.Piece> plan = PiecePlan.plan(start, end, regionSize, maxRead);
+      String problem = PiecePlan.inMemoryProblem(end - start);
       if (problem != null) {
         throw new IOException("block " + b.blockId + ": " + problem);
       }
-      b.assembly = ByteBuffer.allocate((int) (b.end - b.start));
-      b.piecesLeft = new AtomicInteger(b.pieces.size());
-    }
-    for (PiecePlan.Piece p : b.pieces) {
-      batch.add(request(b, p));
+      Pieces p = new Pieces(plan);
+      p.assembly = ByteBuffer.allocate((int) (end - start));
+      p.left = new AtomicInteger(plan.size());
+      b.pieces = p;
+      for (PiecePlan.Piece piece : plan) {
+        batch.add(request(b, piece));
+      }
+    } catch (IOException | RuntimeException e) {
+      fail(b, e);
     }
   }
 
@@ -417,16 +470,17 @@ final class BlockFetch implements ReadCallback {
       throw e;
     }
     synchronized (b) {
-      b.file = file;
-      b.out = out;
-      b.verifier = verifier(b);
-      b.writer = b.verifier == null ? new OrderedPieceWriter(out, b.pieces.size())
-          : new OrderedPieceWriter(out, b.pieces.size(), b.verifier::update);
-      int first = Math.min(DISK_WINDOW, b.pieces.size());
+      Pieces p = b.pieces;
+      p.file = file;
+      p.out = out;
+      p.verifier = verifier(b);
+      p.writer = p.verifier == null ? new OrderedPieceWriter(out, p.plan.size())
+          : new OrderedPieceWriter(out, p.plan.size(), p.verifier::update);
+      int first = Math.min(DISK_WINDOW, p.plan.size());
       for (int i = 0; i < first; i++) {
-        batch.add(request(b, b.pieces.get(i)));
+        batch.add(request(b, p.plan.get(i)));
       }
-      b.nextToPost = first;
+      p.nextToPost = first;
     }
   }
 
@@ -448,24 +502,21 @@ final class BlockFetch implements ReadCallback {
     if (b.finished()) {
       return;
     }
-    if (b.writer != null) {
+    Pieces pieces = b.pieces;
+    if (pieces.writer != null) {
       onDownloadPiece(b, p.piece, data);
       return;
     }
-    if (b.assembly == null) {
-      deliver(b, data);
-      return;
-    }
     try {
-      ByteBuffer dst = b.assembly.duplicate();
+      ByteBuffer dst = pieces.assembly.duplicate();
       dst.position((int) p.piece.offsetInBlock);
       copyInto(data, dst);
     } catch (IOException | RuntimeException e) {
       fail(b, e);
       return;
     }
-    if (b.piecesLeft.decrementAndGet() == 0) {
-      deliver(b, new NioManagedBuffer(b.assembly));
+    if (pieces.left.decrementAndGet() == 0) {
+      deliver(b, new NioManagedBuffer(pieces.assembly));
     }
   }
 
@@ -490,10 +541,11 @@ final class BlockFetch implements ReadCallback {
     boolean complete;
     ReadRequest next = null;
     try {
-      complete = b.writer.accept(piece.index, data);
+      Pieces p = b.pieces;
+      complete = p.writer.accept(piece.index, data);
       synchronized (b) {
-        if (!b.finished() && b.nextToPost < b.pieces.size()) {
-          next = request(b, b.pieces.get(b.nextToPost++));
+        if (!b.finished() && p.nextToPost < p.plan.size()) {
+          next = request(b, p.plan.get(p.nextToPost++));
         }
       }
     } catch (IOException | RuntimeException e) {
@@ -512,34 +564,35 @@ final class BlockFetch implements ReadCallback {
     if (!b.finish()) {
       return;
     }
-    String mismatch = b.verifier == null ? null : verified(b, b.verifier);
+    Pieces p = b.pieces;
+    String mismatch = p.verifier == null ? null : verified(b, p.verifier);
     if (mismatch != null) {
       try {
-        b.out.close();
+        p.out.close();
       } catch (IOException | RuntimeException ignored) {
         // the file is deleted next
       }
-      b.file.delete();
+      p.file.delete();
       stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, new ChecksumMismatchException(b, mismatch));
       return;
     }
     ManagedBuffer onDisk;
     try {
-      onDisk = b.out.closeAndRead();
+      onDisk = p.out.closeAndRead();
     } catch (IOException | RuntimeException e) {
-      b.file.delete();
+      p.file.delete();
       stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, e);
       return;
     }
-    if (!downloads.registerTempFileToClean(b.file)) {
+    if (!downloads.registerTempFileToClean(p.file)) {
       // The fetcher is gone (task ended): nobody will read or delete the file but us.
-      b.file.delete();
+      p.file.delete();
       return;
     }
     stats.remoteBlocks.incrementAndGet();
-    stats.remoteBytes.addAndGet(b.end - b.start);
+    stats.remoteBytes.addAndGet(b.end() - b.start());
     stats.blocksToDisk.incrementAndGet();
     listener.onBlockFetchSuccess(b.blockId, onDisk);
   }
@@ -624,18 +677,20 @@ final class BlockFetch implements ReadCallback {
 
   private void fail(Block b, Throwable cause) {
     if (b.finish()) {
+      Pieces p;
       OrderedPieceWriter writer;
       synchronized (b) {
-        writer = b.writer;
+        p = b.pieces;
+        writer = p == null ? null : p.writer;
       }
       if (writer != null) {
         writer.abort();
         try {
-          b.out.close();
+          p.out.close();
         } catch (IOException | RuntimeException ignored) {
           // the file is deleted next
         }
-        b.file.delete();
+        p.file.delete();
       }
       stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, cause);
