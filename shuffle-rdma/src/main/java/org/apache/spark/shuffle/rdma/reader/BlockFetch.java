@@ -6,12 +6,15 @@ package org.apache.spark.shuffle.rdma.reader;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
@@ -48,8 +51,10 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
  * over as the transport's buffer and a larger one is assembled in memory; with one, every
  * block streams piece by piece, in order, into one of Spark's download files, with at most
  * {@link #DISK_WINDOW} of its pieces in flight, so a block of any size (also over 2 GiB)
- * never sits in memory whole (these blocks are not coalesced: each has its own file). Each
- * block ends exactly once, in success or failure, through Spark's listener.
+ * never sits in memory whole (these blocks are not coalesced: each has its own file). The
+ * writes into those files run on the {@link DownloadWriters}' threads, never on the
+ * transport's callback threads (see {@link Download}). Each block ends exactly once, in
+ * success or failure, through Spark's listener.
  */
 final class BlockFetch implements ReadCallback {
   private static final ManagedBuffer EMPTY = new NioManagedBuffer(ByteBuffer.allocate(0));
@@ -111,22 +116,165 @@ final class BlockFetch implements ReadCallback {
   }
 
   /**
-   * The state of a block read in more than one READ: its plan and, in memory, the buffer the
-   * pieces are copied into; to disk, the file, its channel, the in-order writer and the next
-   * piece to post (guarded by the block).
+   * The state of a block read in more than one READ, in memory: its plan and the buffer the
+   * pieces are copied into. A block streaming to disk is a {@link Download}.
    */
-  static final class Pieces {
+  static class Pieces {
     final List<PiecePlan.Piece> plan;
     ByteBuffer assembly; // in memory
     AtomicInteger left; // in memory
-    DownloadFile file;
-    DownloadFileWritableChannel out;
-    OrderedPieceWriter writer;
-    PartitionVerifier verifier; // to disk, verifying: fed by the writer in block order
-    int nextToPost;
 
     Pieces(List<PiecePlan.Piece> plan) {
       this.plan = plan;
+    }
+  }
+
+  /**
+   * A block streaming into one of Spark's download files (issue 25). The transport's callback
+   * threads only queue its pieces here (retained, not copied); the writes run on a writer
+   * thread ({@link DownloadWriters}), one task per file at a time, so a slow disk holds up
+   * this file and never another fetch's completions on the shared callback threads. The
+   * window is as before: the next piece is posted once the writer took the previous one, so
+   * at most {@link #DISK_WINDOW} pieces of the block are held (in flight, queued here or kept
+   * by the {@link OrderedPieceWriter}). A failure from any thread is queued too: the writer
+   * thread aborts, closes and deletes the file after the write in progress, then reports it.
+   */
+  private final class Download extends Pieces implements Runnable {
+    final Block block;
+    final DownloadFile file;
+    final DownloadFileWritableChannel out;
+    final OrderedPieceWriter writer;
+    final PartitionVerifier verifier; // verifying: fed by the writer in block order
+    // Guarded by this.
+    private int nextToPost;
+    private final ArrayDeque<PiecePlan.Piece> queuedPieces = new ArrayDeque<>(DISK_WINDOW);
+    private final ArrayDeque<ManagedBuffer> queuedData = new ArrayDeque<>(DISK_WINDOW);
+    private boolean scheduled; // a writer thread runs this, or will
+    private Throwable failure;
+    private boolean abandoned; // the failure was handled
+
+    Download(Block block, List<PiecePlan.Piece> plan, DownloadFile file,
+        DownloadFileWritableChannel out, PartitionVerifier verifier) {
+      super(plan);
+      this.block = block;
+      this.file = file;
+      this.out = out;
+      this.verifier = verifier;
+      this.writer = verifier == null ? new OrderedPieceWriter(out, plan.size())
+          : new OrderedPieceWriter(out, plan.size(), verifier::update);
+    }
+
+    /** The first pieces, up to the window, into the fetch's batch. */
+    synchronized void start(List<ReadRequest> batch) {
+      int first = Math.min(DISK_WINDOW, plan.size());
+      for (int i = 0; i < first; i++) {
+        batch.add(request(block, plan.get(i)));
+      }
+      nextToPost = first;
+    }
+
+    /** A piece arrived (a callback thread): queued for the writer, which runs if idle. */
+    void offer(PiecePlan.Piece piece, ManagedBuffer data) {
+      synchronized (this) {
+        if (failure != null || block.finished()) {
+          return;
+        }
+        data.retain();
+        queuedPieces.add(piece);
+        queuedData.add(data);
+        if (scheduled) {
+          return;
+        }
+        scheduled = true;
+      }
+      schedule();
+    }
+
+    /** The block failed (it is finished): the writer cleans up and reports it. */
+    void fail(Throwable cause) {
+      synchronized (this) {
+        failure = cause;
+        ManagedBuffer d;
+        while ((d = queuedData.poll()) != null) {
+          d.release();
+        }
+        queuedPieces.clear();
+        if (scheduled) {
+          return;
+        }
+        scheduled = true;
+      }
+      schedule();
+    }
+
+    private void schedule() {
+      try {
+        writers.execute(this);
+      } catch (RejectedExecutionException e) {
+        run(); // the writers are shut down (the client closed): on this thread, as before
+      }
+    }
+
+    /** On a writer thread: the queued pieces in order, or the failure; one task per file. */
+    @Override
+    public void run() {
+      while (true) {
+        PiecePlan.Piece piece;
+        ManagedBuffer data;
+        Throwable cause;
+        synchronized (this) {
+          cause = abandoned ? null : failure;
+          piece = failure != null ? null : queuedPieces.poll();
+          data = piece == null ? null : queuedData.poll();
+          if (cause == null && piece == null) {
+            scheduled = false;
+            return;
+          }
+          abandoned |= cause != null;
+        }
+        if (cause != null) {
+          abandon(cause);
+        } else {
+          write(piece, data);
+        }
+      }
+    }
+
+    /** Writes what is in order, keeps the window full, finishes the block after its last. */
+    private void write(PiecePlan.Piece piece, ManagedBuffer data) {
+      boolean complete;
+      ReadRequest next = null;
+      try {
+        complete = writer.accept(piece.index, data);
+        synchronized (this) {
+          if (failure == null && !block.finished() && nextToPost < plan.size()) {
+            next = request(block, plan.get(nextToPost++));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        BlockFetch.this.fail(block, e);
+        return;
+      } finally {
+        data.release();
+      }
+      if (next != null) {
+        post(Collections.singletonList(next));
+      }
+      if (complete) {
+        finishDownload(this);
+      }
+    }
+
+    private void abandon(Throwable cause) {
+      writer.abort();
+      try {
+        out.close();
+      } catch (IOException | RuntimeException ignored) {
+        // the file is deleted next
+      }
+      file.delete();
+      stats.blockReadFailures.incrementAndGet();
+      listener.onBlockFetchFailure(block.blockId, cause);
     }
   }
 
@@ -165,13 +313,24 @@ final class BlockFetch implements ReadCallback {
   private final TransportConf transportConf;
   private final ReaderStats stats;
   private final IndexCache indexes;
+  private final Executor writers;
   /** Blocks whose bounds are not yet known, plus one until start() has seen them all. */
   private final AtomicInteger boundsLeft = new AtomicInteger(1);
   private boolean cached;
 
+  /** A fetch whose download files are written by the {@link DownloadWriters#shared} threads. */
   BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
       DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
       IndexCache indexes) {
+    this(blocks, channel, listener, downloads, transportConf, stats, indexes,
+        DownloadWriters.shared());
+  }
+
+  /** @param writers runs the writes into download files (never a transport thread) */
+  BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
+      DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
+      IndexCache indexes, Executor writers) {
+    this.writers = writers;
     this.blocks = blocks;
     this.channel = channel;
     this.listener = listener;
@@ -307,9 +466,8 @@ final class BlockFetch implements ReadCallback {
         continue;
       }
       try {
-        b.pieces = new Pieces(PiecePlan.plan(b.start(), b.end(), b.descriptor.regionSize(),
-            maxRead));
-        startDownload(b, batch);
+        startDownload(b, PiecePlan.plan(b.start(), b.end(), b.descriptor.regionSize(), maxRead),
+            batch);
       } catch (IOException | RuntimeException e) {
         fail(b, e);
       }
@@ -460,7 +618,8 @@ final class BlockFetch implements ReadCallback {
     }
   }
 
-  private void startDownload(Block b, List<ReadRequest> batch) throws IOException {
+  private void startDownload(Block b, List<PiecePlan.Piece> plan, List<ReadRequest> batch)
+      throws IOException {
     DownloadFile file = downloads.createTempFile(transportConf);
     DownloadFileWritableChannel out;
     try {
@@ -469,19 +628,20 @@ final class BlockFetch implements ReadCallback {
       file.delete();
       throw e;
     }
-    synchronized (b) {
-      Pieces p = b.pieces;
-      p.file = file;
-      p.out = out;
-      p.verifier = verifier(b);
-      p.writer = p.verifier == null ? new OrderedPieceWriter(out, p.plan.size())
-          : new OrderedPieceWriter(out, p.plan.size(), p.verifier::update);
-      int first = Math.min(DISK_WINDOW, p.plan.size());
-      for (int i = 0; i < first; i++) {
-        batch.add(request(b, p.plan.get(i)));
+    Download d;
+    try {
+      d = new Download(b, plan, file, out, verifier(b));
+    } catch (RuntimeException e) {
+      try {
+        out.close();
+      } catch (IOException | RuntimeException ignored) {
+        // the file is deleted next
       }
-      p.nextToPost = first;
+      file.delete();
+      throw e;
     }
+    b.pieces = d; // before its READs are posted: their callbacks find it
+    d.start(batch);
   }
 
   private ReadRequest request(Block b, PiecePlan.Piece p) {
@@ -503,8 +663,8 @@ final class BlockFetch implements ReadCallback {
       return;
     }
     Pieces pieces = b.pieces;
-    if (pieces.writer != null) {
-      onDownloadPiece(b, p.piece, data);
+    if (pieces instanceof Download) {
+      ((Download) pieces).offer(p.piece, data); // written on a writer thread, not this one
       return;
     }
     try {
@@ -536,35 +696,12 @@ final class BlockFetch implements ReadCallback {
     }
   }
 
-  /** A piece of a block going to disk: write what is in order, keep the window full. */
-  private void onDownloadPiece(Block b, PiecePlan.Piece piece, ManagedBuffer data) {
-    boolean complete;
-    ReadRequest next = null;
-    try {
-      Pieces p = b.pieces;
-      complete = p.writer.accept(piece.index, data);
-      synchronized (b) {
-        if (!b.finished() && p.nextToPost < p.plan.size()) {
-          next = request(b, p.plan.get(p.nextToPost++));
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      fail(b, e);
-      return;
-    }
-    if (next != null) {
-      post(Collections.singletonList(next));
-    }
-    if (complete) {
-      finishDownload(b);
-    }
-  }
-
-  private void finishDownload(Block b) {
+  /** On the writer thread, once every piece is written. */
+  private void finishDownload(Download p) {
+    Block b = p.block;
     if (!b.finish()) {
       return;
     }
-    Pieces p = b.pieces;
     String mismatch = p.verifier == null ? null : verified(b, p.verifier);
     if (mismatch != null) {
       try {
@@ -676,24 +813,15 @@ final class BlockFetch implements ReadCallback {
   }
 
   private void fail(Block b, Throwable cause) {
-    if (b.finish()) {
-      Pieces p;
-      OrderedPieceWriter writer;
-      synchronized (b) {
-        p = b.pieces;
-        writer = p == null ? null : p.writer;
-      }
-      if (writer != null) {
-        writer.abort();
-        try {
-          p.out.close();
-        } catch (IOException | RuntimeException ignored) {
-          // the file is deleted next
-        }
-        p.file.delete();
-      }
-      stats.blockReadFailures.incrementAndGet();
-      listener.onBlockFetchFailure(b.blockId, cause);
+    if (!b.finish()) {
+      return;
     }
+    Pieces p = b.pieces;
+    if (p instanceof Download) {
+      ((Download) p).fail(cause); // file closed and deleted, failure reported, by its writer
+      return;
+    }
+    stats.blockReadFailures.incrementAndGet();
+    listener.onBlockFetchFailure(b.blockId, cause);
   }
 }
