@@ -314,23 +314,31 @@ final class BlockFetch implements ReadCallback {
   private final ReaderStats stats;
   private final IndexCache indexes;
   private final Executor writers;
+  private final RequestPool requests;
   /** Blocks whose bounds are not yet known, plus one until start() has seen them all. */
   private final AtomicInteger boundsLeft = new AtomicInteger(1);
   private boolean cached;
 
-  /** A fetch whose download files are written by the {@link DownloadWriters#shared} threads. */
+  /**
+   * A fetch whose download files are written by the {@link DownloadWriters#shared} threads
+   * and whose requests come from {@link RequestPool#shared}.
+   */
   BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
       DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
       IndexCache indexes) {
     this(blocks, channel, listener, downloads, transportConf, stats, indexes,
-        DownloadWriters.shared());
+        DownloadWriters.shared(), RequestPool.shared());
   }
 
-  /** @param writers runs the writes into download files (never a transport thread) */
+  /**
+   * @param writers runs the writes into download files (never a transport thread)
+   * @param requests the spare requests of one-READ blocks, shared by the executor's fetches
+   */
   BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
       DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
-      IndexCache indexes, Executor writers) {
+      IndexCache indexes, Executor writers, RequestPool requests) {
     this.writers = writers;
+    this.requests = requests;
     this.blocks = blocks;
     this.channel = channel;
     this.listener = listener;
@@ -423,9 +431,17 @@ final class BlockFetch implements ReadCallback {
   public void onSuccess(ReadRequest request, ManagedBuffer data) {
     Object a = request.attachment();
     if (a instanceof Block) {
+      // A one-READ block: the request is the pool's again after this, and so never throws
+      // (a channel would call onFailure with a request that may be another block's by then).
       Block b = (Block) a;
-      if (!b.finished()) {
-        deliver(b, data);
+      try {
+        if (!b.finished()) {
+          deliver(b, data);
+        }
+      } catch (RuntimeException e) {
+        fail(b, e); // as the channel's onFailure would: nothing once the block ended
+      } finally {
+        requests.give(request);
       }
     } else if (a instanceof Run) {
       onRun((Run) a, data);
@@ -438,7 +454,11 @@ final class BlockFetch implements ReadCallback {
   public void onFailure(ReadRequest request, Throwable cause) {
     Object a = request.attachment();
     if (a instanceof Block) {
-      fail((Block) a, cause);
+      try {
+        fail((Block) a, cause);
+      } finally {
+        requests.give(request);
+      }
     } else if (a instanceof Run) {
       for (Block b : ((Run) a).blocks) {
         fail(b, cause);
@@ -597,7 +617,7 @@ final class BlockFetch implements ReadCallback {
       if (regionSize > 0 && oneRead(start, end, regionSize, maxRead)) {
         // The common case: one READ, the block its attachment; no plan, no piece objects.
         int region = (int) (start / regionSize);
-        batch.add(new ReadRequest(d.dataAddress(region) + start - region * regionSize,
+        batch.add(requests.take().reset(d.dataAddress(region) + start - region * regionSize,
             d.dataKey(region), (int) (end - start), this, b));
         return;
       }

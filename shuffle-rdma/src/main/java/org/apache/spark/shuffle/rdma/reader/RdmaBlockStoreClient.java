@@ -83,6 +83,8 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
    * a block goes to disk.
    */
   private final ExecutorService downloadWriters = DownloadWriters.create();
+  /** Spare requests of one-READ blocks, shared by this executor's fetches. */
+  private final RequestPool requests = new RequestPool();
 
   /**
    * @param fallback Spark's own client (the block manager's), for blocks that are not
@@ -330,7 +332,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
         return;
       }
       new BlockFetch(blocks, channel, reads, downloads, transportConf, stats, indexes,
-          downloadWriters).start();
+          downloadWriters, requests).start();
     }
 
     private synchronized CompletableFuture<Boolean> departed() {
