@@ -263,4 +263,76 @@ class BlockFetchTest {
     assertEquals(1, disk.registered.get());
     assertEquals(Set.of("rdma-shuffle-download-writer"), disk.writerThreads);
   }
+
+  /**
+   * A write into a download file fails (a full disk) on the writer thread: only that block
+   * fails, with the disk's error, its file is deleted, and the other blocks of the fetch land
+   * whole.
+   */
+  @Test
+  void aFailingDownloadWriteFailsOnlyItsBlockAndDeletesItsFile() throws Exception {
+    ReaderStats stats = new ReaderStats();
+    Downloads downloads = new Downloads() {
+      @Override
+      public DownloadFile createTempFile(TransportConf conf) {
+        DownloadFile real = super.createTempFile(conf);
+        if (created.get() != 2) {
+          return real;
+        }
+        return new DownloadFile() { // the second block's file: its second write fails
+          @Override
+          public boolean delete() {
+            return real.delete();
+          }
+
+          @Override
+          public DownloadFileWritableChannel openForWriting() throws IOException {
+            DownloadFileWritableChannel out = real.openForWriting();
+            AtomicInteger writes = new AtomicInteger();
+            return new DownloadFileWritableChannel() {
+              @Override
+              public int write(ByteBuffer src) throws IOException {
+                if (writes.incrementAndGet() == 2) {
+                  throw new IOException("disk full");
+                }
+                return out.write(src);
+              }
+
+              @Override
+              public ManagedBuffer closeAndRead() throws IOException {
+                return out.closeAndRead();
+              }
+
+              @Override
+              public boolean isOpen() {
+                return out.isOpen();
+              }
+
+              @Override
+              public void close() throws IOException {
+                out.close();
+              }
+            };
+          }
+
+          @Override
+          public String path() {
+            return real.path();
+          }
+        };
+      }
+    };
+    int[][] ranges = {{0, 1}, {1, 2}, {4, 5}};
+    FetchOutcomes out = fetch(downloads, stats, ranges);
+    assertEquals(1, out.failures.size(), out.failures.toString());
+    assertEquals("disk full", out.failures.get("b1-2").getMessage());
+    assertArrayEquals(expected(0, 1), out.bytes.get("b0-1"));
+    assertArrayEquals(expected(4, 5), out.bytes.get("b4-5"));
+    assertEquals(2, stats.blocksToDisk.get());
+    assertEquals(1, stats.blockReadFailures.get());
+    assertEquals(2, downloads.registered.get());
+    String[] left = dir.list((d, name) -> name.startsWith("download-"));
+    assertEquals(2, left.length, Arrays.toString(left));
+    assertFalse(Arrays.asList(left).contains("download-2"), Arrays.toString(left));
+  }
 }
