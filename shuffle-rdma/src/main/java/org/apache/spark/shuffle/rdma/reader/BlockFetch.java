@@ -232,10 +232,16 @@ final class BlockFetch implements ReadCallback {
           }
           abandoned |= cause != null;
         }
-        if (cause != null) {
-          abandon(cause);
-        } else {
-          write(piece, data);
+        try {
+          if (cause != null) {
+            abandon(cause);
+          } else {
+            write(piece, data);
+          }
+        } catch (RuntimeException e) {
+          // Spark's listener threw, after the block ended: the loop must go on (or this
+          // file would keep its scheduled mark with nobody running it).
+          BlockFetch.this.fail(block, e);
         }
       }
     }
@@ -258,7 +264,12 @@ final class BlockFetch implements ReadCallback {
         data.release();
       }
       if (next != null) {
-        post(Collections.singletonList(next));
+        try {
+          post(Collections.singletonList(next));
+        } catch (RuntimeException e) {
+          BlockFetch.this.fail(block, e);
+          return;
+        }
       }
       if (complete) {
         finishDownload(this);
