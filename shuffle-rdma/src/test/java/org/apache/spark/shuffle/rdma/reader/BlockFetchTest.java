@@ -239,6 +239,9 @@ class BlockFetchTest {
     FetchOutcomes stalled = f.start(cache, stats, toDisk, disk);
     try {
       assertTrue(disk.stalled.await(30, TimeUnit.SECONDS), "the download never wrote");
+      // The window still bounds what a stalled file holds: its first pieces, no more.
+      Thread.sleep(200);
+      assertEquals(BlockFetch.DISK_WINDOW, stats.dataReads.get());
       List<BlockFetch.Block> inMemory = new ArrayList<>();
       for (int[] r : EVERY_PARTITION) {
         inMemory.add(new BlockFetch.Block("b" + r[0] + "-" + r[1], r[0], r[1],
