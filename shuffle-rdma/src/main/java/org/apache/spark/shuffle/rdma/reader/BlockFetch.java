@@ -6,14 +6,17 @@ package org.apache.spark.shuffle.rdma.reader;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import io.netty.buffer.ByteBuf;
 
@@ -48,37 +51,37 @@ import org.apache.spark.shuffle.rdma.transport.TransportChannel;
  * over as the transport's buffer and a larger one is assembled in memory; with one, every
  * block streams piece by piece, in order, into one of Spark's download files, with at most
  * {@link #DISK_WINDOW} of its pieces in flight, so a block of any size (also over 2 GiB)
- * never sits in memory whole (these blocks are not coalesced: each has its own file). Each
- * block ends exactly once, in success or failure, through Spark's listener.
+ * never sits in memory whole (these blocks are not coalesced: each has its own file). The
+ * writes into those files run on the {@link DownloadWriters}' threads, never on the
+ * transport's callback threads (see {@link Download}). Each block ends exactly once, in
+ * success or failure, through Spark's listener.
  */
 final class BlockFetch implements ReadCallback {
   private static final ManagedBuffer EMPTY = new NioManagedBuffer(ByteBuffer.allocate(0));
   /** Pieces of one block in flight while it streams to disk: enough to keep the link busy. */
   static final int DISK_WINDOW = 4;
 
-  /** A block being fetched; [start, end) are its offsets in the data file once known. */
+  /**
+   * A block being fetched; [start(), end()) are its offsets in the data file once its index
+   * is known. Made per block (by RdmaBlockStoreClient), so it holds only what every block
+   * needs (48 bytes): a block read in more than one READ keeps the rest in {@link Pieces}.
+   */
   static final class Block {
+    private static final AtomicIntegerFieldUpdater<Block> FINISHED =
+        AtomicIntegerFieldUpdater.newUpdater(Block.class, "finished");
     final String blockId;
     final int startReduce;
     final int endReduce; // exclusive
     final MapOutputDescriptor descriptor;
     final PeerAddress peer;
-    final AtomicBoolean finished = new AtomicBoolean();
-    long start;
-    long end;
-    OutputIndex index; // once bounds are known: offsets and, when verifying, checksums
-    List<PiecePlan.Piece> pieces;
-    ByteBuffer assembly; // in memory, more than one piece
-    AtomicInteger piecesLeft;
-    // To disk: the file, its channel, the in-order writer, the next piece to post (guarded
-    // by this block).
-    DownloadFile file;
-    DownloadFileWritableChannel out;
-    OrderedPieceWriter writer;
-    PartitionVerifier verifier; // to disk, verifying: fed by the writer in block order
-    int nextToPost;
+    /** 1 once the block ended (success or failure): in a field, not an AtomicBoolean. */
+    private volatile int finished;
+    /** Once its bounds are known and valid: offsets and, when verifying, checksums. */
+    OutputIndex index;
     // Which output (first-appearance order in this fetch), for grouping adjacent blocks.
     int output;
+    /** Read in more than one piece, or to disk; null for a block of one READ. */
+    Pieces pieces;
 
     Block(String blockId, int startReduce, int endReduce, MapOutputDescriptor descriptor,
         PeerAddress peer) {
@@ -92,9 +95,204 @@ final class BlockFetch implements ReadCallback {
     Block(String blockId, int startReduce, int endReduce, ShuffleTableCache.Location location) {
       this(blockId, startReduce, endReduce, location.descriptor, location.peer);
     }
+
+    boolean finished() {
+      return finished != 0;
+    }
+
+    /** Ends the block; true for the one caller that did. */
+    boolean finish() {
+      return FINISHED.compareAndSet(this, 0, 1);
+    }
+
+    /** The block's first byte in the data file (once {@link #index} is set). */
+    long start() {
+      return index.offsets[startReduce];
+    }
+
+    long end() {
+      return index.offsets[endReduce];
+    }
   }
 
-  /** Attachment of a data read: which block, and which piece of it. */
+  /**
+   * The state of a block read in more than one READ, in memory: its plan and the buffer the
+   * pieces are copied into. A block streaming to disk is a {@link Download}.
+   */
+  static class Pieces {
+    final List<PiecePlan.Piece> plan;
+    ByteBuffer assembly; // in memory
+    AtomicInteger left; // in memory
+
+    Pieces(List<PiecePlan.Piece> plan) {
+      this.plan = plan;
+    }
+  }
+
+  /**
+   * A block streaming into one of Spark's download files (issue 25). The transport's callback
+   * threads only queue its pieces here (retained, not copied); the writes run on a writer
+   * thread ({@link DownloadWriters}), one task per file at a time, so a slow disk holds up
+   * this file and never another fetch's completions on the shared callback threads. The
+   * window is as before: the next piece is posted once the writer took the previous one, so
+   * at most {@link #DISK_WINDOW} pieces of the block are held (in flight, queued here or kept
+   * by the {@link OrderedPieceWriter}). A failure from any thread is queued too: the writer
+   * thread aborts, closes and deletes the file after the write in progress, then reports it.
+   */
+  private final class Download extends Pieces implements Runnable {
+    final Block block;
+    final DownloadFile file;
+    final DownloadFileWritableChannel out;
+    final OrderedPieceWriter writer;
+    final PartitionVerifier verifier; // verifying: fed by the writer in block order
+    // Guarded by this.
+    private int nextToPost;
+    private final ArrayDeque<PiecePlan.Piece> queuedPieces = new ArrayDeque<>(DISK_WINDOW);
+    private final ArrayDeque<ManagedBuffer> queuedData = new ArrayDeque<>(DISK_WINDOW);
+    private boolean scheduled; // a writer thread runs this, or will
+    private Throwable failure;
+    private boolean abandoned; // the failure was handled
+
+    Download(Block block, List<PiecePlan.Piece> plan, DownloadFile file,
+        DownloadFileWritableChannel out, PartitionVerifier verifier) {
+      super(plan);
+      this.block = block;
+      this.file = file;
+      this.out = out;
+      this.verifier = verifier;
+      this.writer = verifier == null ? new OrderedPieceWriter(out, plan.size())
+          : new OrderedPieceWriter(out, plan.size(), verifier::update);
+    }
+
+    /** The first pieces, up to the window, into the fetch's batch. */
+    synchronized void start(List<ReadRequest> batch) {
+      int first = Math.min(DISK_WINDOW, plan.size());
+      for (int i = 0; i < first; i++) {
+        batch.add(request(block, plan.get(i)));
+      }
+      nextToPost = first;
+    }
+
+    /** A piece arrived (a callback thread): queued for the writer, which runs if idle. */
+    void offer(PiecePlan.Piece piece, ManagedBuffer data) {
+      synchronized (this) {
+        if (failure != null || block.finished()) {
+          return;
+        }
+        data.retain();
+        queuedPieces.add(piece);
+        queuedData.add(data);
+        if (scheduled) {
+          return;
+        }
+        scheduled = true;
+      }
+      schedule();
+    }
+
+    /** The block failed (it is finished): the writer cleans up and reports it. */
+    void fail(Throwable cause) {
+      synchronized (this) {
+        failure = cause;
+        ManagedBuffer d;
+        while ((d = queuedData.poll()) != null) {
+          d.release();
+        }
+        queuedPieces.clear();
+        if (scheduled) {
+          return;
+        }
+        scheduled = true;
+      }
+      schedule();
+    }
+
+    private void schedule() {
+      try {
+        writers.execute(this);
+      } catch (RejectedExecutionException e) {
+        run(); // the writers are shut down (the client closed): on this thread, as before
+      }
+    }
+
+    /** On a writer thread: the queued pieces in order, or the failure; one task per file. */
+    @Override
+    public void run() {
+      while (true) {
+        PiecePlan.Piece piece;
+        ManagedBuffer data;
+        Throwable cause;
+        synchronized (this) {
+          cause = abandoned ? null : failure;
+          piece = failure != null ? null : queuedPieces.poll();
+          data = piece == null ? null : queuedData.poll();
+          if (cause == null && piece == null) {
+            scheduled = false;
+            return;
+          }
+          abandoned |= cause != null;
+        }
+        try {
+          if (cause != null) {
+            abandon(cause);
+          } else {
+            write(piece, data);
+          }
+        } catch (RuntimeException e) {
+          // Spark's listener threw, after the block ended: the loop must go on (or this
+          // file would keep its scheduled mark with nobody running it).
+          BlockFetch.this.fail(block, e);
+        }
+      }
+    }
+
+    /** Writes what is in order, keeps the window full, finishes the block after its last. */
+    private void write(PiecePlan.Piece piece, ManagedBuffer data) {
+      boolean complete;
+      ReadRequest next = null;
+      try {
+        complete = writer.accept(piece.index, data);
+        synchronized (this) {
+          if (failure == null && !block.finished() && nextToPost < plan.size()) {
+            next = request(block, plan.get(nextToPost++));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        BlockFetch.this.fail(block, e);
+        return;
+      } finally {
+        data.release();
+      }
+      if (next != null) {
+        try {
+          post(Collections.singletonList(next));
+        } catch (RuntimeException e) {
+          BlockFetch.this.fail(block, e);
+          return;
+        }
+      }
+      if (complete) {
+        finishDownload(this);
+      }
+    }
+
+    private void abandon(Throwable cause) {
+      writer.abort();
+      try {
+        out.close();
+      } catch (IOException | RuntimeException ignored) {
+        // the file is deleted next
+      }
+      file.delete();
+      stats.blockReadFailures.incrementAndGet();
+      listener.onBlockFetchFailure(block.blockId, cause);
+    }
+  }
+
+  /**
+   * Attachment of a data read of a block of several pieces: which block, and which piece of
+   * it. A block read by one READ is that READ's attachment itself.
+   */
   private static final class Piece {
     final Block block;
     final PiecePlan.Piece piece;
@@ -117,7 +315,7 @@ final class BlockFetch implements ReadCallback {
   }
 
   private static final Comparator<Block> BY_OUTPUT_THEN_START =
-      Comparator.<Block>comparingInt(b -> b.output).thenComparingLong(b -> b.start);
+      Comparator.<Block>comparingInt(b -> b.output).thenComparingLong(Block::start);
 
   private final List<Block> blocks;
   private final TransportChannel channel;
@@ -126,13 +324,32 @@ final class BlockFetch implements ReadCallback {
   private final TransportConf transportConf;
   private final ReaderStats stats;
   private final IndexCache indexes;
+  private final Executor writers;
+  private final RequestPool requests;
   /** Blocks whose bounds are not yet known, plus one until start() has seen them all. */
   private final AtomicInteger boundsLeft = new AtomicInteger(1);
   private boolean cached;
 
+  /**
+   * A fetch whose download files are written by the {@link DownloadWriters#shared} threads
+   * and whose requests come from {@link RequestPool#shared}.
+   */
   BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
       DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
       IndexCache indexes) {
+    this(blocks, channel, listener, downloads, transportConf, stats, indexes,
+        DownloadWriters.shared(), RequestPool.shared());
+  }
+
+  /**
+   * @param writers runs the writes into download files (never a transport thread)
+   * @param requests the spare requests of one-READ blocks, shared by the executor's fetches
+   */
+  BlockFetch(List<Block> blocks, TransportChannel channel, BlockFetchingListener listener,
+      DownloadFileManager downloads, TransportConf transportConf, ReaderStats stats,
+      IndexCache indexes, Executor writers, RequestPool requests) {
+    this.writers = writers;
+    this.requests = requests;
     this.blocks = blocks;
     this.channel = channel;
     this.listener = listener;
@@ -145,7 +362,9 @@ final class BlockFetch implements ReadCallback {
   void start() {
     stats.fetches.incrementAndGet();
     List<ReadRequest> indexBatch = new ArrayList<>();
-    List<CompletableFuture<OutputIndex>> offsets = new ArrayList<>(blocks.size());
+    // Blocks whose index is still loading (or failed), and its load; null while all cached.
+    List<Block> loading = null;
+    List<CompletableFuture<OutputIndex>> offsets = null;
     int maxRead = channel.maxReadLength();
     boolean allCached = true;
     MapOutputDescriptor last = null;
@@ -156,7 +375,6 @@ final class BlockFetch implements ReadCallback {
         fail(b, new IOException("block " + b.blockId + " asks for partitions ["
             + b.startReduce + ", " + b.endReduce + ") of a map output with "
             + d.numPartitions()));
-        offsets.add(null);
         continue;
       }
       // Spark lists an output's blocks together; a repeat elsewhere only splits a group.
@@ -166,7 +384,17 @@ final class BlockFetch implements ReadCallback {
       }
       b.output = outputs;
       CompletableFuture<OutputIndex> f = indexes.offsets(d, maxRead, indexBatch);
-      allCached &= f.isDone() && !f.isCompletedExceptionally();
+      if (f.isDone() && !f.isCompletedExceptionally()) {
+        // Cached (the steady state): bounds now, no stage and no lambda per block.
+        bound(b, f.getNow(null));
+        continue;
+      }
+      allCached = false;
+      if (loading == null) {
+        loading = new ArrayList<>();
+        offsets = new ArrayList<>();
+      }
+      loading.add(b);
       offsets.add(f);
     }
     cached = allCached;
@@ -176,12 +404,9 @@ final class BlockFetch implements ReadCallback {
     if (!indexBatch.isEmpty()) {
       channel.read(indexBatch);
     }
-    for (int i = 0; i < blocks.size(); i++) {
+    for (int i = 0; loading != null && i < loading.size(); i++) {
       CompletableFuture<OutputIndex> f = offsets.get(i);
-      if (f == null) {
-        continue;
-      }
-      Block b = blocks.get(i);
+      Block b = loading.get(i);
       boundsLeft.incrementAndGet();
       f.whenComplete((o, e) -> {
         if (e != null) {
@@ -204,8 +429,6 @@ final class BlockFetch implements ReadCallback {
           + ") outside data of " + dataLength + " bytes"));
       return;
     }
-    b.start = start;
-    b.end = end;
     b.index = index;
   }
 
@@ -218,7 +441,20 @@ final class BlockFetch implements ReadCallback {
   @Override
   public void onSuccess(ReadRequest request, ManagedBuffer data) {
     Object a = request.attachment();
-    if (a instanceof Run) {
+    if (a instanceof Block) {
+      // A one-READ block: the request is the pool's again after this, and so never throws
+      // (a channel would call onFailure with a request that may be another block's by then).
+      Block b = (Block) a;
+      try {
+        if (!b.finished()) {
+          deliver(b, data);
+        }
+      } catch (RuntimeException e) {
+        fail(b, e); // as the channel's onFailure would: nothing once the block ended
+      } finally {
+        requests.give(request);
+      }
+    } else if (a instanceof Run) {
       onRun((Run) a, data);
     } else {
       onPiece((Piece) a, data);
@@ -228,7 +464,13 @@ final class BlockFetch implements ReadCallback {
   @Override
   public void onFailure(ReadRequest request, Throwable cause) {
     Object a = request.attachment();
-    if (a instanceof Run) {
+    if (a instanceof Block) {
+      try {
+        fail((Block) a, cause);
+      } finally {
+        requests.give(request);
+      }
+    } else if (a instanceof Run) {
       for (Block b : ((Run) a).blocks) {
         fail(b, cause);
       }
@@ -243,10 +485,10 @@ final class BlockFetch implements ReadCallback {
     int maxRead = channel.maxReadLength();
     List<Block> inMemory = downloads == null ? new ArrayList<>(blocks.size()) : null;
     for (Block b : blocks) {
-      if (b.finished.get()) {
+      if (b.finished()) {
         continue;
       }
-      if (b.end == b.start) {
+      if (b.end() == b.start()) {
         deliver(b, EMPTY);
         continue;
       }
@@ -255,8 +497,8 @@ final class BlockFetch implements ReadCallback {
         continue;
       }
       try {
-        b.pieces = PiecePlan.plan(b.start, b.end, b.descriptor.regionSize(), maxRead);
-        startDownload(b, batch);
+        startDownload(b, PiecePlan.plan(b.start(), b.end(), b.descriptor.regionSize(), maxRead),
+            batch);
       } catch (IOException | RuntimeException e) {
         fail(b, e);
       }
@@ -280,7 +522,7 @@ final class BlockFetch implements ReadCallback {
    * cover (one region, at most {@code maxRead}); a run of one is read as before.
    */
   private void coalesce(List<Block> live, int maxRead, List<ReadRequest> batch) {
-    if (live.size() > 1) {
+    if (!sorted(live)) {
       live.sort(BY_OUTPUT_THEN_START);
     }
     int i = 0;
@@ -288,14 +530,15 @@ final class BlockFetch implements ReadCallback {
       Block first = live.get(i);
       long regionSize = first.descriptor.regionSize();
       int j = i + 1;
-      long end = first.end;
+      long start = first.start();
+      long end = first.end();
       while (j < live.size()) {
         Block next = live.get(j);
-        if (next.output != first.output || next.start != end
-            || !oneRead(first.start, next.end, regionSize, maxRead)) {
+        if (next.output != first.output || next.start() != end
+            || !oneRead(start, next.end(), regionSize, maxRead)) {
           break;
         }
-        end = next.end;
+        end = next.end();
         j++;
       }
       if (j - i == 1) {
@@ -304,12 +547,22 @@ final class BlockFetch implements ReadCallback {
         List<Block> run = new ArrayList<>(live.subList(i, j));
         stats.coalescedBlocks.addAndGet(run.size());
         MapOutputDescriptor d = first.descriptor;
-        int region = (int) (first.start / regionSize);
-        batch.add(new ReadRequest(d.dataAddress(region) + first.start - region * regionSize,
-            d.dataKey(region), (int) (end - first.start), this, new Run(run, first.start)));
+        int region = (int) (start / regionSize);
+        batch.add(new ReadRequest(d.dataAddress(region) + start - region * regionSize,
+            d.dataKey(region), (int) (end - start), this, new Run(run, start)));
       }
       i = j;
     }
+  }
+
+  /** Whether the blocks are in coalescing order already (Spark lists them so): no sort. */
+  private static boolean sorted(List<Block> live) {
+    for (int i = 1; i < live.size(); i++) {
+      if (BY_OUTPUT_THEN_START.compare(live.get(i - 1), live.get(i)) > 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether [start, end) is one READ: inside one region and no longer than maxRead. */
@@ -332,7 +585,8 @@ final class BlockFetch implements ReadCallback {
       return;
     }
     for (Block b : run.blocks) {
-      deliver(b, new BlockSlice(data, whole, (int) (b.start - run.start), (int) (b.end - b.start)));
+      long start = b.start();
+      deliver(b, new BlockSlice(data, whole, (int) (start - run.start), (int) (b.end() - start)));
     }
   }
 
@@ -356,8 +610,9 @@ final class BlockFetch implements ReadCallback {
     try {
       int base = whole.readerIndex();
       for (Block b : run.blocks) {
+        long start = b.start();
         deliver(b, new NettyManagedBuffer(
-            whole.slice(base + (int) (b.start - run.start), (int) (b.end - b.start))));
+            whole.slice(base + (int) (start - run.start), (int) (b.end() - start))));
       }
     } finally {
       whole.release();
@@ -366,28 +621,36 @@ final class BlockFetch implements ReadCallback {
 
   private void startInMemory(Block b, int maxRead, List<ReadRequest> batch) {
     try {
-      b.pieces = PiecePlan.plan(b.start, b.end, b.descriptor.regionSize(), maxRead);
-      startInMemory(b, batch);
+      long start = b.start();
+      long end = b.end();
+      MapOutputDescriptor d = b.descriptor;
+      long regionSize = d.regionSize();
+      if (regionSize > 0 && oneRead(start, end, regionSize, maxRead)) {
+        // The common case: one READ, the block its attachment; no plan, no piece objects.
+        int region = (int) (start / regionSize);
+        batch.add(requests.take().reset(d.dataAddress(region) + start - region * regionSize,
+            d.dataKey(region), (int) (end - start), this, b));
+        return;
+      }
+      List<PiecePlan.Piece> plan = PiecePlan.plan(start, end, regionSize, maxRead);
+      String problem = PiecePlan.inMemoryProblem(end - start);
+      if (problem != null) {
+        throw new IOException("block " + b.blockId + ": " + problem);
+      }
+      Pieces p = new Pieces(plan);
+      p.assembly = ByteBuffer.allocate((int) (end - start));
+      p.left = new AtomicInteger(plan.size());
+      b.pieces = p;
+      for (PiecePlan.Piece piece : plan) {
+        batch.add(request(b, piece));
+      }
     } catch (IOException | RuntimeException e) {
       fail(b, e);
     }
   }
 
-  private void startInMemory(Block b, List<ReadRequest> batch) throws IOException {
-    if (b.pieces.size() > 1) {
-      String problem = PiecePlan.inMemoryProblem(b.end - b.start);
-      if (problem != null) {
-        throw new IOException("block " + b.blockId + ": " + problem);
-      }
-      b.assembly = ByteBuffer.allocate((int) (b.end - b.start));
-      b.piecesLeft = new AtomicInteger(b.pieces.size());
-    }
-    for (PiecePlan.Piece p : b.pieces) {
-      batch.add(request(b, p));
-    }
-  }
-
-  private void startDownload(Block b, List<ReadRequest> batch) throws IOException {
+  private void startDownload(Block b, List<PiecePlan.Piece> plan, List<ReadRequest> batch)
+      throws IOException {
     DownloadFile file = downloads.createTempFile(transportConf);
     DownloadFileWritableChannel out;
     try {
@@ -396,18 +659,20 @@ final class BlockFetch implements ReadCallback {
       file.delete();
       throw e;
     }
-    synchronized (b) {
-      b.file = file;
-      b.out = out;
-      b.verifier = verifier(b);
-      b.writer = b.verifier == null ? new OrderedPieceWriter(out, b.pieces.size())
-          : new OrderedPieceWriter(out, b.pieces.size(), b.verifier::update);
-      int first = Math.min(DISK_WINDOW, b.pieces.size());
-      for (int i = 0; i < first; i++) {
-        batch.add(request(b, b.pieces.get(i)));
+    Download d;
+    try {
+      d = new Download(b, plan, file, out, verifier(b));
+    } catch (RuntimeException e) {
+      try {
+        out.close();
+      } catch (IOException | RuntimeException ignored) {
+        // the file is deleted next
       }
-      b.nextToPost = first;
+      file.delete();
+      throw e;
     }
+    b.pieces = d; // before its READs are posted: their callbacks find it
+    d.start(batch);
   }
 
   private ReadRequest request(Block b, PiecePlan.Piece p) {
@@ -425,27 +690,24 @@ final class BlockFetch implements ReadCallback {
 
   private void onPiece(Piece p, ManagedBuffer data) {
     Block b = p.block;
-    if (b.finished.get()) {
+    if (b.finished()) {
       return;
     }
-    if (b.writer != null) {
-      onDownloadPiece(b, p.piece, data);
-      return;
-    }
-    if (b.assembly == null) {
-      deliver(b, data);
+    Pieces pieces = b.pieces;
+    if (pieces instanceof Download) {
+      ((Download) pieces).offer(p.piece, data); // written on a writer thread, not this one
       return;
     }
     try {
-      ByteBuffer dst = b.assembly.duplicate();
+      ByteBuffer dst = pieces.assembly.duplicate();
       dst.position((int) p.piece.offsetInBlock);
       copyInto(data, dst);
     } catch (IOException | RuntimeException e) {
       fail(b, e);
       return;
     }
-    if (b.piecesLeft.decrementAndGet() == 0) {
-      deliver(b, new NioManagedBuffer(b.assembly));
+    if (pieces.left.decrementAndGet() == 0) {
+      deliver(b, new NioManagedBuffer(pieces.assembly));
     }
   }
 
@@ -465,61 +727,40 @@ final class BlockFetch implements ReadCallback {
     }
   }
 
-  /** A piece of a block going to disk: write what is in order, keep the window full. */
-  private void onDownloadPiece(Block b, PiecePlan.Piece piece, ManagedBuffer data) {
-    boolean complete;
-    ReadRequest next = null;
-    try {
-      complete = b.writer.accept(piece.index, data);
-      synchronized (b) {
-        if (!b.finished.get() && b.nextToPost < b.pieces.size()) {
-          next = request(b, b.pieces.get(b.nextToPost++));
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      fail(b, e);
+  /** On the writer thread, once every piece is written. */
+  private void finishDownload(Download p) {
+    Block b = p.block;
+    if (!b.finish()) {
       return;
     }
-    if (next != null) {
-      post(Collections.singletonList(next));
-    }
-    if (complete) {
-      finishDownload(b);
-    }
-  }
-
-  private void finishDownload(Block b) {
-    if (!b.finished.compareAndSet(false, true)) {
-      return;
-    }
-    String mismatch = b.verifier == null ? null : verified(b, b.verifier);
+    String mismatch = p.verifier == null ? null : verified(b, p.verifier);
     if (mismatch != null) {
       try {
-        b.out.close();
+        p.out.close();
       } catch (IOException | RuntimeException ignored) {
         // the file is deleted next
       }
-      b.file.delete();
+      p.file.delete();
       stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, new ChecksumMismatchException(b, mismatch));
       return;
     }
     ManagedBuffer onDisk;
     try {
-      onDisk = b.out.closeAndRead();
+      onDisk = p.out.closeAndRead();
     } catch (IOException | RuntimeException e) {
-      b.file.delete();
+      p.file.delete();
       stats.blockReadFailures.incrementAndGet();
       listener.onBlockFetchFailure(b.blockId, e);
       return;
     }
-    if (!downloads.registerTempFileToClean(b.file)) {
+    if (!downloads.registerTempFileToClean(p.file)) {
       // The fetcher is gone (task ended): nobody will read or delete the file but us.
-      b.file.delete();
+      p.file.delete();
       return;
     }
     stats.remoteBlocks.incrementAndGet();
-    stats.remoteBytes.addAndGet(b.end - b.start);
+    stats.remoteBytes.addAndGet(b.end() - b.start());
     stats.blocksToDisk.incrementAndGet();
     listener.onBlockFetchSuccess(b.blockId, onDisk);
   }
@@ -529,7 +770,7 @@ final class BlockFetch implements ReadCallback {
     if (downloads != null && data.size() > 0) {
       throw new IllegalStateException("blocks fetched to disk finish in finishDownload");
     }
-    if (data.size() > 0 && !b.finished.get()) {
+    if (data.size() > 0 && !b.finished()) {
       String mismatch;
       try {
         mismatch = verifyWhole(b, data);
@@ -542,7 +783,7 @@ final class BlockFetch implements ReadCallback {
         return;
       }
     }
-    if (!b.finished.compareAndSet(false, true)) {
+    if (!b.finish()) {
       return;
     }
     stats.remoteBlocks.incrementAndGet();
@@ -603,22 +844,15 @@ final class BlockFetch implements ReadCallback {
   }
 
   private void fail(Block b, Throwable cause) {
-    if (b.finished.compareAndSet(false, true)) {
-      OrderedPieceWriter writer;
-      synchronized (b) {
-        writer = b.writer;
-      }
-      if (writer != null) {
-        writer.abort();
-        try {
-          b.out.close();
-        } catch (IOException | RuntimeException ignored) {
-          // the file is deleted next
-        }
-        b.file.delete();
-      }
-      stats.blockReadFailures.incrementAndGet();
-      listener.onBlockFetchFailure(b.blockId, cause);
+    if (!b.finish()) {
+      return;
     }
+    Pieces p = b.pieces;
+    if (p instanceof Download) {
+      ((Download) p).fail(cause); // file closed and deleted, failure reported, by its writer
+      return;
+    }
+    stats.blockReadFailures.incrementAndGet();
+    listener.onBlockFetchFailure(b.blockId, cause);
   }
 }

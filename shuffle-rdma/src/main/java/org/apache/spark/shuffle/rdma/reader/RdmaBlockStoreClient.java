@@ -77,6 +77,14 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
    * failure, which may be a transport thread. No thread until a read fails.
    */
   private final ExecutorService departureChecks = departureCheckThreads();
+  /**
+   * Writes the blocks fetched to disk into Spark's download files, off the transport's
+   * callback threads (a slow disk must not stall other fetches' completions). No thread until
+   * a block goes to disk.
+   */
+  private final ExecutorService downloadWriters = DownloadWriters.create();
+  /** Spare requests of one-READ blocks, shared by this executor's fetches. */
+  private final RequestPool requests = new RequestPool();
 
   /**
    * @param fallback Spark's own client (the block manager's), for blocks that are not
@@ -323,7 +331,8 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
         }
         return;
       }
-      new BlockFetch(blocks, channel, reads, downloads, transportConf, stats, indexes).start();
+      new BlockFetch(blocks, channel, reads, downloads, transportConf, stats, indexes,
+          downloadWriters, requests).start();
     }
 
     private synchronized CompletableFuture<Boolean> departed() {
@@ -392,5 +401,7 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
   public void close() {
     // The transport is owned and closed by the executor runtime.
     departureChecks.shutdown();
+    // Files still being written finish on the threads that deliver their pieces.
+    downloadWriters.shutdown();
   }
 }

@@ -35,7 +35,8 @@ public final class ReaderHarness {
   /**
    * Fetches partition {@code reduce} of each output as one block (ids given), in memory (no
    * download files), through {@code channel}; the blocks end through {@code listener}. A
-   * fresh Block per block and fetch, as RdmaBlockStoreClient makes them.
+   * fresh Block per block and fetch, as RdmaBlockStoreClient makes them; the READs' requests
+   * come from the shared {@link RequestPool}, as the client's come from its own.
    */
   public void fetch(MapOutputDescriptor[] outputs, String[] ids, int reduce,
       TransportChannel channel, BlockFetchingListener listener) {

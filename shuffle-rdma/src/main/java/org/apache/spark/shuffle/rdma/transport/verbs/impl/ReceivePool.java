@@ -25,6 +25,12 @@ import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
  */
 final class ReceivePool {
   private final ByteBuffer arena;
+  /**
+   * A duplicate of the arena moved to each completed read's bytes and sliced there (guarded
+   * by itself): one view object per read instead of a duplicate and a slice (Java 11 has no
+   * {@code slice(index, length)}, which the plugin's 3.5 lines compile for).
+   */
+  private final ByteBuffer cursor;
   private final long address;
   private final IbvMr mr;
   private final BuddyAllocator allocator;
@@ -43,6 +49,7 @@ final class ReceivePool {
     this.pd = pd;
     long size = BuddyAllocator.arenaSizeFor(configuredBytes);
     this.arena = ByteBuffer.allocateDirect((int) size);
+    this.cursor = arena.duplicate();
     this.address = MemoryUtils.getAddress(arena);
     SVCRegMr reg = pd.regMr(address, (int) size, IbvMr.IBV_ACCESS_LOCAL_WRITE).execute();
     this.mr = reg.getMr();
@@ -61,6 +68,7 @@ final class ReceivePool {
     this.pd = null;
     long size = BuddyAllocator.arenaSizeFor(configuredBytes);
     this.arena = ByteBuffer.allocateDirect((int) size);
+    this.cursor = arena.duplicate();
     this.address = 0;
     this.mr = null;
     this.allocator = new BuddyAllocator(size);
@@ -129,9 +137,12 @@ final class ReceivePool {
   /** The completed read's bytes as a buffer the callee may retain. */
   PooledManagedBuffer buffer(long offset, int length) {
     posted.decrementAndGet();
-    ByteBuffer view = arena.duplicate();
-    view.limit((int) offset + length).position((int) offset);
-    return new PooledManagedBuffer(view.slice(), offset, recycler);
+    ByteBuffer view;
+    synchronized (cursor) {
+      cursor.limit((int) offset + length).position((int) offset);
+      view = cursor.slice();
+    }
+    return new PooledManagedBuffer(view, offset, recycler);
   }
 
   /** Gives back a block whose read failed (no buffer was handed out). */
