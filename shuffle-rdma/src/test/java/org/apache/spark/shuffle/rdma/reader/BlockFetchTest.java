@@ -171,55 +171,66 @@ class BlockFetchTest {
 
     @Override
     public DownloadFile createTempFile(TransportConf conf) {
-      DownloadFile real = super.createTempFile(conf);
-      return new DownloadFile() {
-        @Override
-        public boolean delete() {
-          return real.delete();
+      return withWriteHook(super.createTempFile(conf), () -> {
+        writerThreads.add(Thread.currentThread().getName());
+        stalled.countDown();
+        try {
+          if (!letGo.await(60, TimeUnit.SECONDS)) {
+            throw new IOException("the test never let the write go");
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException(e);
         }
-
-        @Override
-        public DownloadFileWritableChannel openForWriting() throws IOException {
-          DownloadFileWritableChannel out = real.openForWriting();
-          return new DownloadFileWritableChannel() {
-            @Override
-            public int write(ByteBuffer src) throws IOException {
-              writerThreads.add(Thread.currentThread().getName());
-              stalled.countDown();
-              try {
-                if (!letGo.await(60, TimeUnit.SECONDS)) {
-                  throw new IOException("the test never let the write go");
-                }
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException(e);
-              }
-              return out.write(src);
-            }
-
-            @Override
-            public ManagedBuffer closeAndRead() throws IOException {
-              return out.closeAndRead();
-            }
-
-            @Override
-            public boolean isOpen() {
-              return out.isOpen();
-            }
-
-            @Override
-            public void close() throws IOException {
-              out.close();
-            }
-          };
-        }
-
-        @Override
-        public String path() {
-          return real.path();
-        }
-      };
+      });
     }
+  }
+
+  /** Runs before each write into one download file; it may throw the disk's error. */
+  private interface WriteHook {
+    void beforeWrite() throws IOException;
+  }
+
+  /** {@code real} whose channel calls {@code hook} before every write it passes on. */
+  private static DownloadFile withWriteHook(DownloadFile real, WriteHook hook) {
+    return new DownloadFile() {
+      @Override
+      public boolean delete() {
+        return real.delete();
+      }
+
+      @Override
+      public DownloadFileWritableChannel openForWriting() throws IOException {
+        DownloadFileWritableChannel out = real.openForWriting();
+        return new DownloadFileWritableChannel() {
+          @Override
+          public int write(ByteBuffer src) throws IOException {
+            hook.beforeWrite();
+            return out.write(src);
+          }
+
+          @Override
+          public ManagedBuffer closeAndRead() throws IOException {
+            return out.closeAndRead();
+          }
+
+          @Override
+          public boolean isOpen() {
+            return out.isOpen();
+          }
+
+          @Override
+          public void close() throws IOException {
+            out.close();
+          }
+        };
+      }
+
+      @Override
+      public String path() {
+        return real.path();
+      }
+    };
   }
 
   /**
@@ -282,47 +293,12 @@ class BlockFetchTest {
         if (created.get() != 2) {
           return real;
         }
-        return new DownloadFile() { // the second block's file: its second write fails
-          @Override
-          public boolean delete() {
-            return real.delete();
+        AtomicInteger writes = new AtomicInteger(); // the second block's file: its second write fails
+        return withWriteHook(real, () -> {
+          if (writes.incrementAndGet() == 2) {
+            throw new IOException("disk full");
           }
-
-          @Override
-          public DownloadFileWritableChannel openForWriting() throws IOException {
-            DownloadFileWritableChannel out = real.openForWriting();
-            AtomicInteger writes = new AtomicInteger();
-            return new DownloadFileWritableChannel() {
-              @Override
-              public int write(ByteBuffer src) throws IOException {
-                if (writes.incrementAndGet() == 2) {
-                  throw new IOException("disk full");
-                }
-                return out.write(src);
-              }
-
-              @Override
-              public ManagedBuffer closeAndRead() throws IOException {
-                return out.closeAndRead();
-              }
-
-              @Override
-              public boolean isOpen() {
-                return out.isOpen();
-              }
-
-              @Override
-              public void close() throws IOException {
-                out.close();
-              }
-            };
-          }
-
-          @Override
-          public String path() {
-            return real.path();
-          }
-        };
+        });
       }
     };
     int[][] ranges = {{0, 1}, {1, 2}, {4, 5}};

@@ -140,39 +140,34 @@ class RegistrationFallbackTest {
 
   @Test
   void aRefusedSharedWritableMappingFallsBackToPrivateAndStaysThere() throws Exception {
-    byte[] content = new byte[3 << 20];
-    new Random(1).nextBytes(content);
-    File[] f = output(content);
-    try (Refusing t = new Refusing(tcp(), FileChannel.MapMode.READ_WRITE,
-        FileChannel.MapMode.READ_WRITE, FileChannel.MapMode.PRIVATE)) {
-      MapOutputRegistry registry = new MapOutputRegistry(t, 1L << 20, "e");
-      MapOutputDescriptor d = registry.register(0, 1, f[0], f[1]);
-      assertEquals(3, d.dataRegionCount());
-      // The first (index) region failed as READ_WRITE and was registered PRIVATE; every
-      // later one went straight to PRIVATE.
-      assertEquals(List.of(FileChannel.MapMode.PRIVATE, FileChannel.MapMode.PRIVATE,
-          FileChannel.MapMode.PRIVATE, FileChannel.MapMode.PRIVATE), t.registeredAs);
-      assertEquals(FileChannel.MapMode.PRIVATE, t.registrationMapMode());
-      registry.close().get();
-    }
-    assertArrayEquals(content, Files.readAllBytes(f[0].toPath()), "the file was modified");
+    // The first (index) region fails as READ_WRITE and is registered PRIVATE; every later
+    // one goes straight to PRIVATE.
+    assertFallsBackOnce(FileChannel.MapMode.READ_WRITE, FileChannel.MapMode.PRIVATE, 1);
   }
 
   @Test
   void aRefusedSharedReadOnlyPinMovesToSharedWritableOnce() throws Exception {
     // verbs auto on a kernel before 6.2: shared read-only is tried first (a backport may take
     // it); the kernel refuses it once and every later region goes straight to READ_WRITE.
+    assertFallsBackOnce(FileChannel.MapMode.READ_ONLY, FileChannel.MapMode.READ_WRITE, 3);
+  }
+
+  /**
+   * A 3 MiB output (index and 3 data regions of 1 MiB) on a transport that refuses
+   * {@code refused}, its first mode: every region ends up registered as {@code fallback},
+   * which the transport keeps, and the file is unchanged.
+   */
+  private void assertFallsBackOnce(FileChannel.MapMode refused, FileChannel.MapMode fallback,
+      long seed) throws Exception {
     byte[] content = new byte[3 << 20];
-    new Random(3).nextBytes(content);
+    new Random(seed).nextBytes(content);
     File[] f = output(content);
-    try (Refusing t = new Refusing(tcp(), FileChannel.MapMode.READ_ONLY,
-        FileChannel.MapMode.READ_ONLY, FileChannel.MapMode.READ_WRITE)) {
+    try (Refusing t = new Refusing(tcp(), refused, refused, fallback)) {
       MapOutputRegistry registry = new MapOutputRegistry(t, 1L << 20, "e");
       MapOutputDescriptor d = registry.register(0, 1, f[0], f[1]);
       assertEquals(3, d.dataRegionCount());
-      assertEquals(List.of(FileChannel.MapMode.READ_WRITE, FileChannel.MapMode.READ_WRITE,
-          FileChannel.MapMode.READ_WRITE, FileChannel.MapMode.READ_WRITE), t.registeredAs);
-      assertEquals(FileChannel.MapMode.READ_WRITE, t.registrationMapMode());
+      assertEquals(List.of(fallback, fallback, fallback, fallback), t.registeredAs);
+      assertEquals(fallback, t.registrationMapMode());
       registry.close().get();
     }
     assertArrayEquals(content, Files.readAllBytes(f[0].toPath()), "the file was modified");
