@@ -237,10 +237,62 @@ final class Doctor {
       report.ok("memlock " + (limit.isPresent() ? "unlimited" : "unknown"));
     }
     if (host.pinsReadOnlyAsWrite()) {
-      report.info("kernel " + host.kernelRelease() + " (before 6.2) pins registered map outputs "
-          + "as private copies: budget them in spark.executor.memoryOverhead (docs/rdma-setup.md "
-          + "section 6)");
+      report.info("kernel " + host.kernelRelease() + " (before 6.2) usually refuses to pin a "
+          + "read-only shared mapping: with verbs.mapMode=auto map outputs are then mapped "
+          + "shared read-write (the page cache pinned, no copy; docs/rdma-setup.md)");
     }
+    memoryBudget(host);
+  }
+
+  /**
+   * Registered map outputs are pinned page cache, charged to the executor's container and
+   * never reclaimable: holds the cap on them against the container's memory limit (cgroup v2
+   * memory.max) and the memlock limit, and says what will happen.
+   */
+  private void memoryBudget(HostFacts host) {
+    String capKey = SparkDefaults.fullKey("maxRegisteredBytes");
+    long cap = conf.maxRegisteredBytes();
+    long pool = BuddyAllocator.arenaSizeFor(conf.receivePoolSize());
+    OptionalLong max = host.containerMemoryLimit();
+    String heapKey = org.apache.spark.internal.config.package$.MODULE$.EXECUTOR_MEMORY().key();
+    OptionalLong heap = conf.sparkMebibytes(heapKey);
+    if (!max.isPresent() || max.getAsLong() == Long.MAX_VALUE) {
+      report.info("container memory limit: " + (max.isPresent() ? "none (cgroup v2 memory.max "
+          + "is max)" : "unknown (no cgroup v2)") + "; registered map outputs are pinned page "
+          + "cache " + (cap == 0 ? "without a cap (" + capKey + "=0)" : "up to " + mib(cap)
+          + " (" + capKey + ")"));
+    } else if (cap == 0) {
+      report.warn("container memory limit " + mib(max.getAsLong()) + " and no cap on "
+          + "registered map outputs (" + capKey + "=0): they are pinned page cache charged to "
+          + "this container, never reclaimed; past the limit the container is killed",
+          "set " + capKey + " to at most the limit minus the heap, the receive pool ("
+          + mib(pool) + ") and the JVM's own memory (docs/kubernetes.md, memory arithmetic); "
+          + "outputs over it are served through Spark's block transfer service");
+    } else if (heap.isPresent() && heap.getAsLong() + pool + cap > max.getAsLong()) {
+      report.warn("heap " + mib(heap.getAsLong()) + " (" + heapKey + ") + receive pool "
+          + mib(pool) + " + " + capKey + " " + mib(cap) + " is more than the container memory "
+          + "limit " + mib(max.getAsLong()) + ": the container can be killed once registered "
+          + "outputs reach the cap", "lower " + capKey + " or raise the executor's memory "
+          + "overhead (the limit is spark.executor.memory + spark.executor.memoryOverhead on "
+          + "Kubernetes)");
+    } else {
+      report.ok("container memory limit " + mib(max.getAsLong()) + " holds "
+          + (heap.isPresent() ? "the heap " + mib(heap.getAsLong()) + ", " : "")
+          + "the receive pool " + mib(pool) + " and registered outputs up to " + mib(cap) + " ("
+          + capKey + "; outputs over it are served through Spark's block transfer service)");
+    }
+    OptionalLong memlock = host.memlockLimit();
+    if (cap > 0 && !host.hasIpcLock() && memlock.isPresent()
+        && memlock.getAsLong() != Long.MAX_VALUE && memlock.getAsLong() < pool + cap) {
+      report.warn("memlock " + mib(memlock.getAsLong()) + " is below the receive pool " + mib(pool)
+          + " + " + capKey + " " + mib(cap) + ": registrations past it fail and those outputs "
+          + "are served through Spark's block transfer service (registry.registrationFailures)",
+          "raise memlock to unlimited, or lower " + capKey);
+    }
+  }
+
+  private static String mib(long bytes) {
+    return (bytes >> 20) + " MiB";
   }
 
   /**

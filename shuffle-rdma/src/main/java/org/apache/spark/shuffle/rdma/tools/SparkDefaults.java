@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Properties;
 
 import org.apache.spark.shuffle.rdma.config.ConfigDocGenerator;
@@ -142,6 +143,25 @@ final class SparkDefaults {
     }
     throw new IllegalArgumentException(PREFIX + key + " must be a ToS byte in [0, 255] "
         + "(decimal, DSCP << 2 | ECN), but was '" + v + "'");
+  }
+
+  /** spark.shuffle.rdma.maxRegisteredBytes (0: no cap). */
+  long maxRegisteredBytes() {
+    return bytes(get("maxRegisteredBytes"));
+  }
+
+  /**
+   * A Spark size setting in this file, whose plain numbers are MiB (spark.executor.memory,
+   * spark.executor.memoryOverhead); empty when the file does not set it.
+   */
+  OptionalLong sparkMebibytes(String fullKey) {
+    String v = values.get(fullKey);
+    if (v == null || v.trim().isEmpty()) {
+      return OptionalLong.empty();
+    }
+    String t = v.trim();
+    return OptionalLong.of(Character.isDigit(t.charAt(t.length() - 1))
+        ? Long.parseLong(t) << 20 : bytes(t));
   }
 
   long receivePoolSize() {

@@ -59,6 +59,45 @@ class DoctorTest {
     }
   }
 
+  /** The doctor's lines on a fake host with a container limit and this spark-defaults.conf. */
+  private String budget(String memoryMax, String memlock, String defaults) throws IOException {
+    Path root = tmp.resolve("b" + Math.abs((memoryMax + memlock + defaults).hashCode()));
+    Files.createDirectories(root.resolve("proc/self"));
+    Files.writeString(root.resolve("proc/self/limits"), "Max locked memory         " + memlock
+        + "                " + memlock + "                bytes\n");
+    Files.writeString(root.resolve("proc/self/cgroup"), "0::/ctr\n");
+    Files.createDirectories(root.resolve("sys/fs/cgroup/ctr"));
+    Files.writeString(root.resolve("sys/fs/cgroup/ctr/memory.max"), memoryMax + "\n");
+    Path conf = root.resolve("spark-defaults.conf");
+    Files.writeString(conf, defaults);
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    VerbsPreflight pf = new VerbsPreflight(new RdmaSysfs(root), new HostFacts(root),
+        n -> Optional.empty());
+    new Doctor(pf, VerbsRuntime::get, SparkDefaults.read(conf),
+        new PrintStream(buf, true, StandardCharsets.UTF_8)).check();
+    return buf.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void holdsTheCapOnRegisteredBytesAgainstTheContainerAndMemlock() throws IOException {
+    String cap = RdmaConf.MAX_REGISTERED_BYTES().key();
+    String noCap = budget("4294967296", "unlimited", "");
+    assertTrue(noCap.contains("[WARN] container memory limit 4096 MiB and no cap on registered "
+        + "map outputs (" + cap + "=0)"), noCap);
+    String over = budget("4294967296", "unlimited",
+        "spark.executor.memory 3g\n" + cap + " 1g\n");
+    assertTrue(over.contains("[WARN] heap 3072 MiB (spark.executor.memory) + receive pool 128 MiB"
+        + " + " + cap + " 1024 MiB is more than the container memory limit 4096 MiB"), over);
+    String fits = budget("4294967296", "unlimited",
+        "spark.executor.memory 2048\n" + cap + " 1g\n");
+    assertTrue(fits.contains("[ OK ] container memory limit 4096 MiB holds the heap 2048 MiB, "
+        + "the receive pool 128 MiB and registered outputs up to 1024 MiB"), fits);
+    String memlock = budget("max", "268435456", cap + " 1g\n");
+    assertTrue(memlock.contains("container memory limit: none"), memlock);
+    assertTrue(memlock.contains("[WARN] memlock 256 MiB is below the receive pool 128 MiB + "
+        + cap + " 1024 MiB"), memlock);
+  }
+
   @Test
   void thisHostWithoutRdmaExitsNonZero() {
     assumeFalse(Files.isDirectory(Paths.get("/sys/class/infiniband")), "host has RDMA");

@@ -82,6 +82,46 @@ public final class HostFacts {
     return OptionalLong.empty();
   }
 
+  /**
+   * This process's memory limit under cgroup v2: the smallest {@code memory.max} from its own
+   * cgroup (the "0::" line of /proc/self/cgroup) up to the root, Long.MAX_VALUE when every
+   * one is "max"; empty without cgroup v2 (no such line, no memory.max on the path).
+   */
+  public OptionalLong containerMemoryLimit() {
+    String path = null;
+    for (String line : lines("proc/self/cgroup")) {
+      if (line.startsWith("0::")) {
+        path = line.substring(3).trim();
+      }
+    }
+    if (path == null) {
+      return OptionalLong.empty();
+    }
+    Path base = root.resolve("sys/fs/cgroup");
+    Path dir = base.resolve(path.startsWith("/") ? path.substring(1) : path).normalize();
+    if (!dir.startsWith(base)) {
+      return OptionalLong.empty();
+    }
+    long limit = Long.MAX_VALUE;
+    boolean seen = false;
+    for (; dir != null && dir.startsWith(base); dir = dir.getParent()) {
+      List<String> max = lines(root.relativize(dir.resolve("memory.max")).toString());
+      if (max.isEmpty()) {
+        continue;
+      }
+      seen = true;
+      String v = max.get(0).trim();
+      if (!v.equals("max")) {
+        try {
+          limit = Math.min(limit, Long.parseLong(v));
+        } catch (NumberFormatException e) {
+          // not a limit
+        }
+      }
+    }
+    return seen ? OptionalLong.of(limit) : OptionalLong.empty();
+  }
+
   /** The effective uid of this process (Uid: line of /proc/self/status); -1 if unknown. */
   public int uid() {
     for (String line : lines("proc/self/status")) {

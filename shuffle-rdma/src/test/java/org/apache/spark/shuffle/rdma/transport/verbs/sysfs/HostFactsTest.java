@@ -20,6 +20,22 @@ class HostFactsTest {
   Path tmp;
 
   @Test
+  void containerMemoryLimitIsTheSmallestOnTheCgroupPath() throws IOException {
+    HostFacts host = new HostFacts(tmp);
+    assertFalse(host.containerMemoryLimit().isPresent(), "no /proc/self/cgroup: unknown");
+    FakeSys.write(tmp.resolve("proc/self/cgroup"), "0::/kubepods/pod1/ctr");
+    FakeSys.write(tmp.resolve("sys/fs/cgroup/memory.max"), "max");
+    assertEquals(Long.MAX_VALUE, host.containerMemoryLimit().getAsLong(), "no limit anywhere");
+    FakeSys.write(tmp.resolve("sys/fs/cgroup/kubepods/pod1/memory.max"), "4294967296");
+    FakeSys.write(tmp.resolve("sys/fs/cgroup/kubepods/pod1/ctr/memory.max"), "max");
+    assertEquals(4294967296L, host.containerMemoryLimit().getAsLong(), "the pod's limit");
+    FakeSys.write(tmp.resolve("sys/fs/cgroup/kubepods/pod1/ctr/memory.max"), "1073741824");
+    assertEquals(1073741824L, host.containerMemoryLimit().getAsLong(), "the container's");
+    FakeSys.write(tmp.resolve("proc/self/cgroup"), "0::/../../etc");
+    assertFalse(host.containerMemoryLimit().isPresent(), "a path out of the hierarchy");
+  }
+
+  @Test
   void memlockCapabilityAndSoftRoce() throws IOException {
     FakeSys.write(tmp.resolve("proc/self/limits"),
         "Limit                     Soft Limit           Hard Limit           Units\n"
