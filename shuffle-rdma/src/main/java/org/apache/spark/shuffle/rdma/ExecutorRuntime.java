@@ -8,8 +8,11 @@ import java.io.File;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -17,7 +20,10 @@ import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.handover.ExecutorHandOver;
+import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
+import org.apache.spark.shuffle.rdma.metadata.NodeServiceId;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
@@ -26,6 +32,7 @@ import org.apache.spark.shuffle.rdma.reader.LocalOutputCheck;
 import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
 import org.apache.spark.shuffle.rdma.reader.ReaderStats;
 import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
@@ -50,6 +57,15 @@ final class ExecutorRuntime implements AutoCloseable {
   private final RdmaMetricsSource metrics;
   private final WriterChecksums checksums;
   private final boolean verifyChecksums;
+  /** This executor's node service, or null without one (spark.shuffle.rdma.service.socket). */
+  private final ExecutorHandOver handOver;
+  private final String executorId;
+  /** Node service addresses announced to the driver (one round trip per service). */
+  private final Set<PeerAddress> announcedServices = ConcurrentHashMap.newKeySet();
+  /** Set when the service serves on another transport than this executor reads with. */
+  private volatile boolean handOverOff;
+  private final AtomicLong handedOver = new AtomicLong();
+  private final AtomicLong notHandedOver = new AtomicLong();
   /** Committed outputs whose registration failed: served unregistered (a counter). */
   private final java.util.concurrent.atomic.AtomicLong registrationFailures =
       new java.util.concurrent.atomic.AtomicLong();
@@ -76,6 +92,8 @@ final class ExecutorRuntime implements AutoCloseable {
         env.blockManager().blockManagerId().host(), env.securityManager(),
         conf.sparkConf().getAppId(), cores);
     this.transport = TransportFactory.create(settings);
+    this.executorId = env.executorId();
+    this.handOver = ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId());
     boolean started = false;
     try {
       this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId(),
@@ -92,8 +110,9 @@ final class ExecutorRuntime implements AutoCloseable {
       this.metrics = RdmaMetricsSource.executor(this::stats);
       env.metricsSystem().registerSource(metrics);
       started = true;
-      LOG.info("RDMA shuffle on executor {}: transport {} serving at {}", env.executorId(),
-          transport.name(), transport.localAddress());
+      LOG.info("RDMA shuffle on executor {}: transport {} serving at {}{}", env.executorId(),
+          transport.name(), transport.localAddress(), handOver == null ? ""
+              : "; map outputs go to the node service at " + conf.serviceSocket());
     } finally {
       if (!started) {
         transport.close();
@@ -142,14 +161,20 @@ final class ExecutorRuntime implements AutoCloseable {
         startReduce, endReduce, "on this executor", mismatch);
   }
 
-  /** Registers a committed map output and publishes it; called before its MapStatus leaves. */
+  /**
+   * Hands a committed map output to the node service, or else registers it here, and
+   * publishes it; called before its MapStatus leaves.
+   */
   void committed(int shuffleId, long mapId) throws IOException {
     File data = resolver.getDataFile(shuffleId, mapId);
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
+    File sums = checksums.file(resolver, shuffleId, mapId);
+    if (handOver != null && !handOverOff && handedOver(shuffleId, mapId, data, index, sums)) {
+      return;
+    }
     MapOutputDescriptor d;
     try {
-      d = registry.register(shuffleId, mapId, data, index,
-          checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
+      d = registry.register(shuffleId, mapId, data, index, sums, checksums.algorithm());
     } catch (IOException e) {
       // Memlock exhausted, a closed transport: the output is still Spark's ordinary files,
       // served by the block manager like the sort shuffle's; failing the task would only
@@ -176,6 +201,47 @@ final class ExecutorRuntime implements AutoCloseable {
     tables.publish(d);
   }
 
+  /**
+   * Hands the output to the node service and publishes the service's descriptor under the
+   * service's id; false (counted, the first one logged) when the service refused it or could
+   * not be reached, and the caller registers it here as without a service. Same place on the
+   * task's path as a registration here: one round trip on the socket (open, send, the
+   * service's checks and registration) instead of the mmap and register calls.
+   */
+  private boolean handedOver(int shuffleId, long mapId, File data, File index, File sums) {
+    HandOverAnswer a = handOver.handOver(shuffleId, mapId, data, index, sums,
+        checksums.algorithm());
+    if (a == null) {
+      notHandedOver(handOver.lastProblem());
+      return false;
+    }
+    if (!a.transport().equals(transport.name())) {
+      // Readers use this executor's transport: they could not read the service's. The copy
+      // handed over stays in the service until its shuffle is released.
+      handOverOff = true;
+      notHandedOver("the node service serves on " + a.transport() + " and this executor "
+          + "reads with " + transport.name() + "; no more outputs are handed over");
+      return false;
+    }
+    PeerAddress at = a.address();
+    if (!announcedServices.contains(at)) {
+      tables.announceService(executorId, at); // before the first descriptor naming it
+      announcedServices.add(at);
+    }
+    tables.publishHandedOver(a.descriptor().withExecutorId(NodeServiceId.of(at)), executorId);
+    handedOver.incrementAndGet();
+    return true;
+  }
+
+  private void notHandedOver(String why) {
+    if (notHandedOver.incrementAndGet() == 1) {
+      LOG.warn("{}; this executor registers such outputs itself, so they go with it "
+          + "(registry.notHandedOver counts them; logged once)", why);
+    } else {
+      LOG.debug("{}", why);
+    }
+  }
+
   /** The driver saw the attempt that wrote this output fail after its commit. */
   private void releaseUncommitted(int shuffleId, long mapId) {
     if (registry.descriptor(shuffleId, mapId) != null) {
@@ -189,6 +255,14 @@ final class ExecutorRuntime implements AutoCloseable {
     tables.forget(shuffleId);
     client.forgetShuffle(shuffleId);
     await(registry.unregisterShuffle(shuffleId), "unregistering shuffle " + shuffleId);
+    if (handOver != null) {
+      // Every executor of the node asks; the first releases the shuffle's outputs of the
+      // whole application (also those of executors that are gone), the others release 0.
+      if (handOver.releaseShuffle(shuffleId) == null) {
+        LOG.debug("shuffle {} not released in the node service: {}", shuffleId,
+            handOver.lastProblem());
+      }
+    }
   }
 
   /**
@@ -211,6 +285,8 @@ final class ExecutorRuntime implements AutoCloseable {
     m.put(RdmaMetrics.REGISTRY_BYTES, registry.registeredBytes());
     m.put(RdmaMetrics.REGISTRY_OVER_CAP, registry.outputsOverCap());
     m.put(RdmaMetrics.REGISTRY_FAILURES, registrationFailures.get());
+    m.put(RdmaMetrics.REGISTRY_HANDED_OVER, handedOver.get());
+    m.put(RdmaMetrics.REGISTRY_NOT_HANDED_OVER, notHandedOver.get());
     m.put(RdmaMetrics.METADATA_TABLE_FETCHES, tables.tableFetches());
     return m;
   }
@@ -223,6 +299,10 @@ final class ExecutorRuntime implements AutoCloseable {
     }
     await(registry.close(), "releasing registered map outputs");
     transport.close();
+    if (handOver != null) {
+      // No release: what this executor handed over outlives it (the point of the service).
+      handOver.close();
+    }
   }
 
   private static void await(java.util.concurrent.CompletableFuture<Void> f, String what) {
