@@ -93,7 +93,8 @@ final class ExecutorRuntime implements AutoCloseable {
         conf.sparkConf().getAppId(), cores);
     this.transport = TransportFactory.create(settings);
     this.executorId = env.executorId();
-    this.handOver = ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId());
+    this.handOver = conf.handsOverToService()
+        ? ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId()) : null;
     boolean started = false;
     try {
       this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId(),

@@ -24,9 +24,9 @@ final class RdmaShuffleDriverComponents extends LocalDiskShuffleDriverComponents
     this.reliable = reliable;
   }
 
-  /** Whether executors hand their outputs to a node service (its socket is configured). */
+  /** Whether executors hand their outputs to a node service (RdmaShuffleConf says). */
   static boolean handsOver(SparkConf conf) {
-    return !new RdmaShuffleConf(conf).serviceSocket().isEmpty();
+    return new RdmaShuffleConf(conf).handsOverToService();
   }
 
   @Override

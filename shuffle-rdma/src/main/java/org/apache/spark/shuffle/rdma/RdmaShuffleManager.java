@@ -72,7 +72,10 @@ public class RdmaShuffleManager extends SortShuffleManager {
     // (or executor) at startup with the key's name, not at the first shuffle.
     this.rdmaConf = new RdmaShuffleConf(conf);
     this.isDriver = isDriver;
-    if (isDriver && !rdmaConf.serviceSocket().isEmpty()
+    if (isDriver && rdmaConf.serviceHandOverProblem() != null) {
+      LOG.warn("{}", rdmaConf.serviceHandOverProblem());
+    }
+    if (isDriver && rdmaConf.handsOverToService()
         && !RdmaShuffleDataIO.class.getName().equals(
             conf.get(RdmaShuffleDataIO.PLUGIN_CLASS_KEY, ""))) {
       LOG.warn("{} is set but {} is not {}: executors hand their map outputs to the node "
@@ -126,7 +129,7 @@ public class RdmaShuffleManager extends SortShuffleManager {
             RdmaShuffleManager.class.getSimpleName());
       }
     }
-    if (!new RdmaShuffleConf(conf).serviceSocket().isEmpty()
+    if (new RdmaShuffleConf(conf).handsOverToService()
         && conf.getBoolean(HOST_LOCAL_DISK, true)) {
       // A reducer on the host of an executor Spark removed would read its blocks from that
       // executor's directories, deleted when it stopped; the node service still serves them
