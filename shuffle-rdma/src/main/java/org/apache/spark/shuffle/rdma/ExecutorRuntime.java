@@ -8,11 +8,8 @@ import java.io.File;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -21,9 +18,7 @@ import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.handover.ExecutorHandOver;
-import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
-import org.apache.spark.shuffle.rdma.metadata.NodeServiceId;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.checksum.PartitionVerifier;
@@ -32,7 +27,6 @@ import org.apache.spark.shuffle.rdma.reader.LocalOutputCheck;
 import org.apache.spark.shuffle.rdma.reader.RdmaBlockStoreClient;
 import org.apache.spark.shuffle.rdma.reader.ReaderStats;
 import org.apache.spark.shuffle.rdma.registration.MapOutputRegistry;
-import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.RareLog;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
@@ -58,14 +52,7 @@ final class ExecutorRuntime implements AutoCloseable {
   private final WriterChecksums checksums;
   private final boolean verifyChecksums;
   /** This executor's node service, or null without one (spark.shuffle.rdma.service.socket). */
-  private final ExecutorHandOver handOver;
-  private final String executorId;
-  /** Node service addresses announced to the driver (one round trip per service). */
-  private final Set<PeerAddress> announcedServices = ConcurrentHashMap.newKeySet();
-  /** Set when the service serves on another transport than this executor reads with. */
-  private volatile boolean handOverOff;
-  private final AtomicLong handedOver = new AtomicLong();
-  private final AtomicLong notHandedOver = new AtomicLong();
+  private final NodeServiceHandOff service;
   /** Committed outputs whose registration failed: served unregistered (a counter). */
   private final java.util.concurrent.atomic.AtomicLong registrationFailures =
       new java.util.concurrent.atomic.AtomicLong();
@@ -92,15 +79,15 @@ final class ExecutorRuntime implements AutoCloseable {
         env.blockManager().blockManagerId().host(), env.securityManager(),
         conf.sparkConf().getAppId(), cores);
     this.transport = TransportFactory.create(settings);
-    this.executorId = env.executorId();
-    this.handOver = conf.handsOverToService()
-        ? ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId()) : null;
     boolean started = false;
     try {
       this.registry = new MapOutputRegistry(transport, conf.regionSize(), env.executorId(),
           conf.maxRegisteredBytes());
       RpcEndpointRef master = MetadataRpc.masterRef(env);
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
+      this.service = !conf.handsOverToService() ? null : new NodeServiceHandOff(
+          ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId()), tables,
+          env.executorId(), transport.name());
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
           env.blockManager().blockStoreClient(), conf.indexCacheSize(),
@@ -112,7 +99,7 @@ final class ExecutorRuntime implements AutoCloseable {
       env.metricsSystem().registerSource(metrics);
       started = true;
       LOG.info("RDMA shuffle on executor {}: transport {} serving at {}{}", env.executorId(),
-          transport.name(), transport.localAddress(), handOver == null ? ""
+          transport.name(), transport.localAddress(), service == null ? ""
               : "; map outputs go to the node service at " + conf.serviceSocket());
     } finally {
       if (!started) {
@@ -170,7 +157,8 @@ final class ExecutorRuntime implements AutoCloseable {
     File data = resolver.getDataFile(shuffleId, mapId);
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
     File sums = checksums.file(resolver, shuffleId, mapId);
-    if (handOver != null && !handOverOff && handedOver(shuffleId, mapId, data, index, sums)) {
+    if (service != null
+        && service.handOver(shuffleId, mapId, data, index, sums, checksums.algorithm())) {
       return;
     }
     MapOutputDescriptor d;
@@ -202,47 +190,6 @@ final class ExecutorRuntime implements AutoCloseable {
     tables.publish(d);
   }
 
-  /**
-   * Hands the output to the node service and publishes the service's descriptor under the
-   * service's id; false (counted, the first one logged) when the service refused it or could
-   * not be reached, and the caller registers it here as without a service. Same place on the
-   * task's path as a registration here: one round trip on the socket (open, send, the
-   * service's checks and registration) instead of the mmap and register calls.
-   */
-  private boolean handedOver(int shuffleId, long mapId, File data, File index, File sums) {
-    HandOverAnswer a = handOver.handOver(shuffleId, mapId, data, index, sums,
-        checksums.algorithm());
-    if (a == null) {
-      notHandedOver(handOver.lastProblem());
-      return false;
-    }
-    if (!a.transport().equals(transport.name())) {
-      // Readers use this executor's transport: they could not read the service's. The copy
-      // handed over stays in the service until its shuffle is released.
-      handOverOff = true;
-      notHandedOver("the node service serves on " + a.transport() + " and this executor "
-          + "reads with " + transport.name() + "; no more outputs are handed over");
-      return false;
-    }
-    PeerAddress at = a.address();
-    if (!announcedServices.contains(at)) {
-      tables.announceService(executorId, at); // before the first descriptor naming it
-      announcedServices.add(at);
-    }
-    tables.publishHandedOver(a.descriptor().withExecutorId(NodeServiceId.of(at)), executorId);
-    handedOver.incrementAndGet();
-    return true;
-  }
-
-  private void notHandedOver(String why) {
-    if (notHandedOver.incrementAndGet() == 1) {
-      LOG.warn("{}; this executor registers such outputs itself, so they go with it "
-          + "(registry.notHandedOver counts them; logged once)", why);
-    } else {
-      LOG.debug("{}", why);
-    }
-  }
-
   /** The driver saw the attempt that wrote this output fail after its commit. */
   private void releaseUncommitted(int shuffleId, long mapId) {
     if (registry.descriptor(shuffleId, mapId) != null) {
@@ -256,13 +203,8 @@ final class ExecutorRuntime implements AutoCloseable {
     tables.forget(shuffleId);
     client.forgetShuffle(shuffleId);
     await(registry.unregisterShuffle(shuffleId), "unregistering shuffle " + shuffleId);
-    if (handOver != null) {
-      // Every executor of the node asks; the first releases the shuffle's outputs of the
-      // whole application (also those of executors that are gone), the others release 0.
-      if (handOver.releaseShuffle(shuffleId) == null) {
-        LOG.debug("shuffle {} not released in the node service: {}", shuffleId,
-            handOver.lastProblem());
-      }
+    if (service != null) {
+      service.releaseShuffle(shuffleId);
     }
   }
 
@@ -286,8 +228,8 @@ final class ExecutorRuntime implements AutoCloseable {
     m.put(RdmaMetrics.REGISTRY_BYTES, registry.registeredBytes());
     m.put(RdmaMetrics.REGISTRY_OVER_CAP, registry.outputsOverCap());
     m.put(RdmaMetrics.REGISTRY_FAILURES, registrationFailures.get());
-    m.put(RdmaMetrics.REGISTRY_HANDED_OVER, handedOver.get());
-    m.put(RdmaMetrics.REGISTRY_NOT_HANDED_OVER, notHandedOver.get());
+    m.put(RdmaMetrics.REGISTRY_HANDED_OVER, service == null ? 0L : service.handedOver());
+    m.put(RdmaMetrics.REGISTRY_NOT_HANDED_OVER, service == null ? 0L : service.notHandedOver());
     m.put(RdmaMetrics.METADATA_TABLE_FETCHES, tables.tableFetches());
     return m;
   }
@@ -300,9 +242,8 @@ final class ExecutorRuntime implements AutoCloseable {
     }
     await(registry.close(), "releasing registered map outputs");
     transport.close();
-    if (handOver != null) {
-      // No release: what this executor handed over outlives it (the point of the service).
-      handOver.close();
+    if (service != null) {
+      service.close(); // releases nothing: what was handed over outlives the executor
     }
   }
 
