@@ -32,6 +32,11 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
   private val expected: Map[Int, Long] =
     (1 to Records).groupBy(_ % 50).map { case (k, v) => k -> v.map(_.toLong).sum }
 
+  /** Descriptor passing needs libfdpass, which a build without native code leaves out. */
+  private def assumeFdPass(): Unit =
+    assume(getClass.getClassLoader.getResource("native/linux-x86_64/libfdpass.so") != null,
+      "libfdpass.so not built (-Dnative.skip / SHUFFLE_RDMA_NATIVE=skip): no node service")
+
   private def conf(name: String, service: NodeServiceProcess): SparkConf =
     rdmaConf(name)
       .set(RdmaConf.SERVICE_SOCKET.key, service.socket.toString)
@@ -125,6 +130,7 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
 
   test("executors released by dynamic allocation: the next job reads their outputs from " +
     "the node service, no map task re-run; cleanup empties the service") {
+    assumeFdPass()
     val service = NodeServiceProcess.start()
     var sc: SparkContext = null
     try {
@@ -191,6 +197,7 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
 
   test("the node service killed between the jobs: fetch failures, the map stage re-runs, " +
     "same result") {
+    assumeFdPass()
     val service = NodeServiceProcess.start()
     var sc: SparkContext = null
     try {
