@@ -19,7 +19,7 @@ import org.apache.spark.shuffle.rdma.service.NodeService
  * most 107 bytes).
  */
 final class NodeServiceProcess private (val process: Process, val socket: Path, val pid: Long,
-    lines: LinkedBlockingQueue[String]) {
+    lines: LinkedBlockingQueue[String], work: Path) {
 
   /** The service's gauges, through a connection of their own. */
   def stats(): ServiceStats = {
@@ -34,10 +34,19 @@ final class NodeServiceProcess private (val process: Process, val socket: Path, 
     process.waitFor(30, TimeUnit.SECONDS)
   }
 
-  /** SIGTERM, then SIGKILL after 30 s. */
+  /** SIGTERM, then SIGKILL after 30 s; then its work directory goes. */
   def stop(): Unit = {
     ProcessHandle.of(pid).ifPresent(p => p.destroy())
     if (!process.waitFor(30, TimeUnit.SECONDS)) kill()
+    deleteWork()
+  }
+
+  /** The socket and the jars/ links (the links, never what they point at). */
+  def deleteWork(): Unit = {
+    val paths = Files.walk(work)
+    try {
+      paths.sorted(java.util.Comparator.reverseOrder[Path]()).forEach(p => Files.deleteIfExists(p))
+    } finally paths.close()
   }
 
   def awaitLine(text: String, seconds: Int): String = {
@@ -91,10 +100,10 @@ object NodeServiceProcess {
     }, "service-stdout")
     pump.setDaemon(true)
     pump.start()
-    val probe = new NodeServiceProcess(process, socket, process.pid(), lines)
+    val probe = new NodeServiceProcess(process, socket, process.pid(), lines, work)
     val ready = probe.awaitLine(NodeService.READY, 120)
     val pid = ready.split(" ").find(_.startsWith("pid=")).map(_.stripPrefix("pid=").toLong)
       .getOrElse(process.pid())
-    new NodeServiceProcess(process, socket, pid, lines)
+    new NodeServiceProcess(process, socket, pid, lines, work)
   }
 }

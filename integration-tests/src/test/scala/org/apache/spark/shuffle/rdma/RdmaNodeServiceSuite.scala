@@ -222,6 +222,7 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
     } finally {
       if (sc != null) sc.stop()
       service.kill()
+      service.deleteWork()
     }
   }
 }
