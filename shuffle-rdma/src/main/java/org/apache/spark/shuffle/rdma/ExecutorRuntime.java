@@ -17,6 +17,7 @@ import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.rdma.compat.SparkShims;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.handover.ExecutorHandOver;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
@@ -50,6 +51,8 @@ final class ExecutorRuntime implements AutoCloseable {
   private final RdmaMetricsSource metrics;
   private final WriterChecksums checksums;
   private final boolean verifyChecksums;
+  /** This executor's node service, or null without one (spark.shuffle.rdma.service.socket). */
+  private final NodeServiceHandOff service;
   /** Committed outputs whose registration failed: served unregistered (a counter). */
   private final java.util.concurrent.atomic.AtomicLong registrationFailures =
       new java.util.concurrent.atomic.AtomicLong();
@@ -82,6 +85,9 @@ final class ExecutorRuntime implements AutoCloseable {
           conf.maxRegisteredBytes());
       RpcEndpointRef master = MetadataRpc.masterRef(env);
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
+      this.service = !conf.handsOverToService() ? null : new NodeServiceHandOff(
+          ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId()), tables,
+          env.executorId(), transport.name());
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),
           env.blockManager().blockStoreClient(), conf.indexCacheSize(),
@@ -92,8 +98,9 @@ final class ExecutorRuntime implements AutoCloseable {
       this.metrics = RdmaMetricsSource.executor(this::stats);
       env.metricsSystem().registerSource(metrics);
       started = true;
-      LOG.info("RDMA shuffle on executor {}: transport {} serving at {}", env.executorId(),
-          transport.name(), transport.localAddress());
+      LOG.info("RDMA shuffle on executor {}: transport {} serving at {}{}", env.executorId(),
+          transport.name(), transport.localAddress(), service == null ? ""
+              : "; map outputs go to the node service at " + conf.serviceSocket());
     } finally {
       if (!started) {
         transport.close();
@@ -142,14 +149,21 @@ final class ExecutorRuntime implements AutoCloseable {
         startReduce, endReduce, "on this executor", mismatch);
   }
 
-  /** Registers a committed map output and publishes it; called before its MapStatus leaves. */
+  /**
+   * Hands a committed map output to the node service, or else registers it here, and
+   * publishes it; called before its MapStatus leaves.
+   */
   void committed(int shuffleId, long mapId) throws IOException {
     File data = resolver.getDataFile(shuffleId, mapId);
     File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
+    File sums = checksums.file(resolver, shuffleId, mapId);
+    if (service != null
+        && service.handOver(shuffleId, mapId, data, index, sums, checksums.algorithm())) {
+      return;
+    }
     MapOutputDescriptor d;
     try {
-      d = registry.register(shuffleId, mapId, data, index,
-          checksums.file(resolver, shuffleId, mapId), checksums.algorithm());
+      d = registry.register(shuffleId, mapId, data, index, sums, checksums.algorithm());
     } catch (IOException e) {
       // Memlock exhausted, a closed transport: the output is still Spark's ordinary files,
       // served by the block manager like the sort shuffle's; failing the task would only
@@ -189,6 +203,9 @@ final class ExecutorRuntime implements AutoCloseable {
     tables.forget(shuffleId);
     client.forgetShuffle(shuffleId);
     await(registry.unregisterShuffle(shuffleId), "unregistering shuffle " + shuffleId);
+    if (service != null) {
+      service.releaseShuffle(shuffleId);
+    }
   }
 
   /**
@@ -211,6 +228,8 @@ final class ExecutorRuntime implements AutoCloseable {
     m.put(RdmaMetrics.REGISTRY_BYTES, registry.registeredBytes());
     m.put(RdmaMetrics.REGISTRY_OVER_CAP, registry.outputsOverCap());
     m.put(RdmaMetrics.REGISTRY_FAILURES, registrationFailures.get());
+    m.put(RdmaMetrics.REGISTRY_HANDED_OVER, service == null ? 0L : service.handedOver());
+    m.put(RdmaMetrics.REGISTRY_NOT_HANDED_OVER, service == null ? 0L : service.notHandedOver());
     m.put(RdmaMetrics.METADATA_TABLE_FETCHES, tables.tableFetches());
     return m;
   }
@@ -223,6 +242,9 @@ final class ExecutorRuntime implements AutoCloseable {
     }
     await(registry.close(), "releasing registered map outputs");
     transport.close();
+    if (service != null) {
+      service.close(); // releases nothing: what was handed over outlives the executor
+    }
   }
 
   private static void await(java.util.concurrent.CompletableFuture<Void> f, String what) {

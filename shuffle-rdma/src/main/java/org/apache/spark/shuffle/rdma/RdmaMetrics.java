@@ -71,6 +71,8 @@ public final class RdmaMetrics {
   static final String REGISTRY_BYTES = "registry.bytes";
   static final String REGISTRY_OVER_CAP = "registry.outputsOverCap";
   static final String REGISTRY_FAILURES = "registry.registrationFailures";
+  static final String REGISTRY_HANDED_OVER = "registry.handedOver";
+  static final String REGISTRY_NOT_HANDED_OVER = "registry.notHandedOver";
   static final String METADATA_TABLE_FETCHES = "metadata.tableFetches";
   static final String EXECUTORS = "executors";
 
@@ -228,6 +230,16 @@ public final class RdmaMetrics {
       counter(REGISTRY_FAILURES, "count",
           "committed map outputs whose registration failed (for example `ENOMEM` at the "
           + "memlock limit); served the same way, the task does not fail"),
+      counter(REGISTRY_HANDED_OVER, "count",
+          "with `spark.shuffle.rdma.service.socket`: committed map outputs handed to the "
+          + "node service of this host, which serves them (also after this executor is "
+          + "gone); not in `registry.outputs`"),
+      counter(REGISTRY_NOT_HANDED_OVER, "count",
+          "with `spark.shuffle.rdma.service.socket`: committed map outputs the node service "
+          + "refused or could not take (not running, unreachable); registered by this "
+          + "executor as without a service, so they go with it: once Spark removed the "
+          + "executor their reads fail and Spark recomputes them (the first is logged with "
+          + "its reason)"),
       counter(METADATA_TABLE_FETCHES, "count",
           "shuffle tables fetched from the driver"),
       cluster(EXECUTORS, "count",

@@ -19,7 +19,10 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.rdma.compat.SparkShims;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
+import org.apache.spark.shuffle.rdma.handover.ExecutorHandOver;
+import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
 import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
 import org.apache.spark.shuffle.rdma.metadata.RdmaMasterEndpoint;
 import org.apache.spark.shuffle.rdma.reader.RdmaShuffleReader;
@@ -51,9 +54,17 @@ public class RdmaShuffleManager extends SortShuffleManager {
   private volatile RdmaMasterEndpoint master;
   private volatile ExecutorRuntime runtime;
   private volatile boolean stopped;
+  /**
+   * The driver's client of the node service of its own host (when the socket exists there):
+   * releases what executors handed over when Spark unregisters a shuffle or the application
+   * ends, also when no executor is left to do it. Null until first needed, or on executors.
+   */
+  private ExecutorHandOver driverService; // guarded by serviceLock
+  private final Object serviceLock = new Object();
 
   static final String OLD_FETCH_PROTOCOL = "spark.shuffle.useOldFetchProtocol";
   static final String PUSH_ENABLED = "spark.shuffle.push.enabled";
+  static final String HOST_LOCAL_DISK = "spark.shuffle.readHostLocalDisk";
 
   public RdmaShuffleManager(SparkConf conf, boolean isDriver) {
     super(supported(conf, isDriver));
@@ -61,6 +72,18 @@ public class RdmaShuffleManager extends SortShuffleManager {
     // (or executor) at startup with the key's name, not at the first shuffle.
     this.rdmaConf = new RdmaShuffleConf(conf);
     this.isDriver = isDriver;
+    if (isDriver && rdmaConf.serviceHandOverProblem() != null) {
+      LOG.warn("{}", rdmaConf.serviceHandOverProblem());
+    }
+    if (isDriver && rdmaConf.handsOverToService()
+        && !RdmaShuffleDataIO.class.getName().equals(
+            conf.get(RdmaShuffleDataIO.PLUGIN_CLASS_KEY, ""))) {
+      LOG.warn("{} is set but {} is not {}: executors hand their map outputs to the node "
+          + "service, yet Spark unregisters an executor's outputs when it loses the "
+          + "executor and dynamic allocation still needs shuffle tracking "
+          + "(docs/node-service.md)", RdmaConf.SERVICE_SOCKET().key(),
+          RdmaShuffleDataIO.PLUGIN_CLASS_KEY, RdmaShuffleDataIO.class.getName());
+    }
   }
 
   public RdmaShuffleManager(SparkConf conf) {
@@ -104,6 +127,18 @@ public class RdmaShuffleManager extends SortShuffleManager {
         LOG.warn("{}=true is ignored: {} reads map outputs from executors' registered memory, "
             + "so push-based shuffle is turned off for this application", PUSH_ENABLED,
             RdmaShuffleManager.class.getSimpleName());
+      }
+    }
+    if (new RdmaShuffleConf(conf).handsOverToService()
+        && conf.getBoolean(HOST_LOCAL_DISK, true)) {
+      // A reducer on the host of an executor Spark removed would read its blocks from that
+      // executor's directories, deleted when it stopped; the node service still serves them
+      // from the descriptors it holds, so they are read through the transport instead.
+      conf.set(HOST_LOCAL_DISK, "false");
+      if (isDriver) {
+        LOG.info("{}=false: with the node service, blocks of other executors on this host are "
+            + "read from the service, not from their files (which go with their executor)",
+            HOST_LOCAL_DISK);
       }
     }
     return conf;
@@ -221,11 +256,16 @@ public class RdmaShuffleManager extends SortShuffleManager {
     if (m != null) {
       m.forget(shuffleId);
     }
+    releaseInService("shuffle " + shuffleId, s -> s.releaseShuffle(shuffleId));
     return super.unregisterShuffle(shuffleId);
   }
 
   @Override
   public void stop() {
+    // The application ends (the driver's manager stops only then): what its executors handed
+    // to the service of this host goes. Services of other hosts are released only by
+    // RELEASE_SHUFFLE from their executors (docs/node-service.md: no lease yet).
+    releaseInService("the application", ExecutorHandOver::releaseApp);
     synchronized (this) {
       stopped = true;
       if (runtime != null) {
@@ -233,7 +273,44 @@ public class RdmaShuffleManager extends SortShuffleManager {
         runtime = null;
       }
     }
+    synchronized (serviceLock) {
+      if (driverService != null) {
+        driverService.close();
+        driverService = null;
+      }
+    }
     super.stop();
+  }
+
+  /**
+   * Driver only: sends a release to the node service of the driver's host, when the socket
+   * is configured and exists here.
+   */
+  private void releaseInService(String what,
+      java.util.function.Function<ExecutorHandOver, HandOverAnswer> release) {
+    if (!isDriver || rdmaConf.serviceSocket().isEmpty()) {
+      return;
+    }
+    // Not under this: a release waits for the service's serves of the outputs to end.
+    synchronized (serviceLock) {
+      if (driverService == null) {
+        SparkEnv env = SparkEnv.get();
+        if (env == null || stopped) {
+          return;
+        }
+        driverService = ExecutorHandOver.fromConf(rdmaConf, env.conf().getAppId());
+      }
+      if (!driverService.serviceSocketExists()) {
+        return; // no node service on the driver's host
+      }
+      HandOverAnswer a = release.apply(driverService);
+      if (a == null) {
+        LOG.warn("{} not released in the node service: {}", what, driverService.lastProblem());
+      } else if (a.releasedOutputs() > 0) {
+        LOG.info("node service released {}: {} map outputs, {} bytes", what,
+            a.releasedOutputs(), a.releasedBytes());
+      }
+    }
   }
 
   /**

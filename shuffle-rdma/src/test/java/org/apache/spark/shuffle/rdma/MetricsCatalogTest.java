@@ -36,6 +36,7 @@ class MetricsCatalogTest {
     for (String k : new String[] {RdmaMetrics.REGISTRY_OUTPUTS,
         RdmaMetrics.REGISTRY_REGISTRATIONS, RdmaMetrics.REGISTRY_BYTES,
         RdmaMetrics.REGISTRY_OVER_CAP, RdmaMetrics.REGISTRY_FAILURES,
+        RdmaMetrics.REGISTRY_HANDED_OVER, RdmaMetrics.REGISTRY_NOT_HANDED_OVER,
         RdmaMetrics.METADATA_TABLE_FETCHES}) {
       names.add(k);
     }

@@ -203,6 +203,26 @@ public final class RdmaShuffleConf {
     return get(RdmaConf.SERVICE_SOCKET());
   }
 
+  /**
+   * Why executors do not hand their map outputs to the node service although its socket is
+   * set, or null when they do (or no socket is set). With spark.authenticate readers
+   * authenticate with the application's secret, which the service does not have (it has no
+   * per-application authentication yet), so they could not read what it serves.
+   */
+  public String serviceHandOverProblem() {
+    if (!serviceSocket().isEmpty() && sparkConf.getBoolean("spark.authenticate", false)) {
+      return RdmaConf.SERVICE_SOCKET().key() + " is ignored: spark.authenticate=true, and the "
+          + "node service has no per-application authentication yet, so readers could not "
+          + "read from it; executors keep serving their own map outputs";
+    }
+    return null;
+  }
+
+  /** Whether executors hand their committed map outputs to the node service. */
+  public boolean handsOverToService() {
+    return !serviceSocket().isEmpty() && serviceHandOverProblem() == null;
+  }
+
   /** How long a verbs read waits for receive-pool memory before it lands outside the pool. */
   public long verbsPoolWaitMs() {
     return (Long) get(RdmaConf.VERBS_POOL_WAIT());

@@ -17,10 +17,10 @@ import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 /**
  * An executor's hand-over of committed map outputs to its node's service
  * (spark.shuffle.rdma.service.socket), with the same inputs as MapOutputRegistry.register so
- * the executor can call one or the other. Not called by the executor yet (docs/node-service.md
- * says how it will be). A refusal or an unreachable service is no failure of the task: the
- * call returns null with {@link #lastProblem()} set, and the executor registers the output
- * itself; the next call connects again.
+ * the executor can call one or the other (ExecutorRuntime calls this first, docs/node-service.md).
+ * A refusal or an unreachable service is no failure of the task: the call returns null with
+ * {@link #lastProblem()} set, and the executor registers the output itself; the next call
+ * connects again. The driver uses one too, for the releases (RELEASE_SHUFFLE, RELEASE_APP).
  */
 public final class ExecutorHandOver implements Closeable {
   private final Path socket;
@@ -80,6 +80,51 @@ public final class ExecutorHandOver implements Closeable {
       }
       return notHandedOver("the node service at " + socket + " could not take shuffle "
           + shuffleId + " map " + mapId + ": " + e.getMessage());
+    }
+  }
+
+  /**
+   * Releases every output of shuffle {@code shuffleId} this application handed to the
+   * service, from any executor. Returns the answer, or null when the service refused or
+   * could not be reached ({@link #lastProblem()}); releasing nothing is an answer of 0.
+   */
+  public synchronized HandOverAnswer releaseShuffle(int shuffleId) {
+    return release("shuffle " + shuffleId, c -> c.releaseShuffle(appId, shuffleId));
+  }
+
+  /** Releases every output this application handed to the service (see releaseShuffle). */
+  public synchronized HandOverAnswer releaseApp() {
+    return release("application " + appId, c -> c.releaseApp(appId));
+  }
+
+  /** Whether the socket file exists: a host without a node service has none. */
+  public boolean serviceSocketExists() {
+    return java.nio.file.Files.exists(socket);
+  }
+
+  private interface Call {
+    HandOverAnswer on(HandOverClient c) throws IOException;
+  }
+
+  private HandOverAnswer release(String what, Call call) {
+    try {
+      if (client == null) {
+        client = HandOverClient.connect(socket, timeoutMs);
+      }
+      HandOverAnswer a = call.on(client);
+      if (a.isRefused()) {
+        lastProblem = "the node service refused to release " + what + ": " + a.refusal();
+        return null;
+      }
+      return a;
+    } catch (IOException e) {
+      if (client != null) {
+        client.close();
+        client = null;
+      }
+      lastProblem = "the node service at " + socket + " could not release " + what + ": "
+          + e.getMessage();
+      return null;
     }
   }
 

@@ -22,13 +22,16 @@ import java.util.Map;
  * Packs descriptors into the compact byte arrays that travel over Spark's RPC.
  *
  * <p>A shuffle's table is a log of records, each a tag byte and its body:
- * {@code PUBLISHED} + an entry ({@link #encodeEntry}), or {@code RELEASED} + a map id
- * (an uncommitted attempt's output the driver forgot). Records are self-delimiting, so
- * the log can be cut into chunks anywhere and read back by concatenation.
+ * {@code PUBLISHED} + an entry ({@link #encodeEntry}); {@code HANDED_OVER} + the id of the
+ * executor that handed the output to its node service + an entry naming that service; or
+ * {@code RELEASED} + a map id (an uncommitted attempt's output the driver forgot). Records
+ * are self-delimiting, so the log can be cut into chunks anywhere and read back by
+ * concatenation.
  */
 public final class DescriptorCodec {
   static final byte PUBLISHED = 1;
   static final byte RELEASED = 2;
+  static final byte HANDED_OVER = 3;
 
   private DescriptorCodec() {}
 
@@ -81,6 +84,25 @@ public final class DescriptorCodec {
     return record;
   }
 
+  /**
+   * The log record of an entry (checked, naming a node service) that executor
+   * {@code publisher} handed over: readers resolve the output for blocks Spark lists on
+   * {@code publisher}, and only for those.
+   */
+  static byte[] handedOverRecord(String publisher, byte[] entry) {
+    try {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream(entry.length + 16);
+      DataOutputStream out = new DataOutputStream(bytes);
+      out.writeByte(HANDED_OVER);
+      out.writeUTF(publisher);
+      out.write(entry);
+      out.flush();
+      return bytes.toByteArray();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public static byte[] releasedRecord(long mapId) {
     return java.nio.ByteBuffer.allocate(9).put(RELEASED).putLong(mapId).array();
   }
@@ -91,6 +113,15 @@ public final class DescriptorCodec {
    * Returns the number of records read.
    */
   public static int apply(byte[][] chunks, Map<Long, MapOutputDescriptor> into) {
+    return apply(chunks, into, null);
+  }
+
+  /**
+   * As {@link #apply(byte[][], Map)}, and keeps in {@code handedOverBy} (when not null) the
+   * executor that handed each handed-over output to its node service.
+   */
+  public static int apply(byte[][] chunks, Map<Long, MapOutputDescriptor> into,
+      Map<Long, String> handedOverBy) {
     List<InputStream> parts = new ArrayList<>(chunks.length);
     for (byte[] c : chunks) {
       parts.add(new ByteArrayInputStream(c));
@@ -103,8 +134,23 @@ public final class DescriptorCodec {
         if (tag == PUBLISHED) {
           MapOutputDescriptor d = MapOutputDescriptor.readFrom(in);
           into.put(d.mapId(), d);
+          if (handedOverBy != null) {
+            handedOverBy.remove(d.mapId());
+          }
+        } else if (tag == HANDED_OVER) {
+          String publisher = in.readUTF();
+          MapOutputDescriptor d = MapOutputDescriptor.readFrom(in);
+          if (handedOverBy != null) {
+            // First: a reader that sees the descriptor must also see who handed it over.
+            handedOverBy.put(d.mapId(), publisher);
+          }
+          into.put(d.mapId(), d);
         } else if (tag == RELEASED) {
-          into.remove(in.readLong());
+          long mapId = in.readLong();
+          into.remove(mapId);
+          if (handedOverBy != null) {
+            handedOverBy.remove(mapId);
+          }
         } else {
           throw new IOException("unknown record tag " + tag + " after " + n + " records");
         }

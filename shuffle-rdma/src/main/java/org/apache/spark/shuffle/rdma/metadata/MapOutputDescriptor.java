@@ -150,6 +150,17 @@ public final class MapOutputDescriptor {
     return checksumKey;
   }
 
+  /**
+   * The same registration under another executor id: a node service names its outputs
+   * "node-service"; the executor that handed one over publishes it under the service's
+   * {@link NodeServiceId}, which readers resolve to the service's address.
+   */
+  public MapOutputDescriptor withExecutorId(String id) {
+    return new MapOutputDescriptor(shuffleId, mapId, id, numPartitions, indexAddress, indexKey,
+        dataLength, regionSize, dataAddresses, dataKeys, checksumAlgorithm, checksumAddress,
+        checksumKey);
+  }
+
   /** Remote address of index entry {@code partition} (0..numPartitions). */
   public long indexEntryAddress(int partition) {
     if (partition < 0 || partition > numPartitions) {

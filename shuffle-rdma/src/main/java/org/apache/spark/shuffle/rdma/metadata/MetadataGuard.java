@@ -59,6 +59,11 @@ public final class MetadataGuard {
 
   /** RegisterTransport from {@code host:port}; a SecurityException when refused. */
   public void registerTransport(String executorId, String host, int port) {
+    if (NodeServiceId.isService(executorId)) {
+      // Service names are the driver's to list (RegisterNodeService), derived from addresses.
+      throw refuse(new SecurityException("RegisterTransport refused: " + executorId
+          + " is a node service name, not an executor id"));
+    }
     String problem = binding.bind(executorId, binding.identity(host, port));
     if (problem != null) {
       throw refuse(new SecurityException("RegisterTransport refused: " + problem));
@@ -87,16 +92,63 @@ public final class MetadataGuard {
     if (problem != null) {
       throw refuse(new SecurityException("PublishMapOutput of " + d + " refused: " + problem));
     }
+    checkPartitions(shuffleId, d, "PublishMapOutput");
+    return DescriptorCodec.record(entry);
+  }
+
+  /**
+   * RegisterNodeService from {@code host:port}, on behalf of {@code executorId}: only an
+   * executor bound to this sender may announce the node service it handed outputs to; a
+   * SecurityException when refused.
+   */
+  public void registerService(String executorId, String host, int port) {
+    String problem = binding.check(executorId, binding.identity(host, port));
+    if (problem != null) {
+      throw refuse(new SecurityException("RegisterNodeService refused: " + problem));
+    }
+  }
+
+  /**
+   * The log record for PublishHandedOver from {@code host:port}: {@code publisher} is bound
+   * to this sender (an executor announces only the outputs it handed over itself), and the
+   * entry passes the checks of {@link #publishedRecord} except that it names a node service
+   * ({@code services} holds the ones announced) instead of its publisher.
+   */
+  public byte[] handedOverRecord(int shuffleId, long mapId, String publisher, byte[] entry,
+      String host, int port, java.util.function.Predicate<String> services) {
+    MapOutputDescriptor d;
+    try {
+      d = DescriptorCodec.decodeEntry(entry);
+    } catch (UncheckedIOException e) {
+      throw refuse(new IllegalArgumentException("PublishHandedOver of shuffle " + shuffleId
+          + " map " + mapId + " refused: " + e.getMessage() + ": " + e.getCause().getMessage()));
+    }
+    if (d.shuffleId() != shuffleId || d.mapId() != mapId) {
+      throw refuse(new IllegalArgumentException("PublishHandedOver refused: entry of " + d
+          + " published as shuffle " + shuffleId + " map " + mapId));
+    }
+    String problem = binding.check(publisher, binding.identity(host, port));
+    if (problem != null) {
+      throw refuse(new SecurityException("PublishHandedOver of " + d + " refused: " + problem));
+    }
+    if (!NodeServiceId.isService(d.executorId()) || !services.test(d.executorId())) {
+      throw refuse(new IllegalArgumentException("PublishHandedOver of " + d + " refused: "
+          + d.executorId() + " is not a node service announced to the driver"));
+    }
+    checkPartitions(shuffleId, d, "PublishHandedOver");
+    return DescriptorCodec.handedOverRecord(publisher, entry);
+  }
+
+  private void checkPartitions(int shuffleId, MapOutputDescriptor d, String what) {
     Integer expected = partitions.get(shuffleId);
     if (expected == null) {
-      throw refuse(new IllegalArgumentException("PublishMapOutput of " + d + " refused: "
+      throw refuse(new IllegalArgumentException(what + " of " + d + " refused: "
           + "shuffle " + shuffleId + " is not registered on the driver"));
     }
     if (d.numPartitions() != expected) {
-      throw refuse(new IllegalArgumentException("PublishMapOutput of " + d + " refused: "
+      throw refuse(new IllegalArgumentException(what + " of " + d + " refused: "
           + "shuffle " + shuffleId + " has " + expected + " partitions"));
     }
-    return DescriptorCodec.record(entry);
   }
 
   /**

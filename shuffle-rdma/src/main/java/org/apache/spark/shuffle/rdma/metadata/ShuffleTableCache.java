@@ -28,6 +28,11 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
  * fetches such blocks through Spark's own client, e.g. from an external shuffle service. A
  * cache whose directory still names it learns of the removal when a read there fails
  * ({@link #departed}).
+ *
+ * <p>An output its executor handed to the node service of its host is published under the
+ * service's id ({@link NodeServiceId}) and resolves to the service's address for the blocks
+ * Spark lists on that executor, also after Spark removed the executor: the service stays in
+ * the directory. The read path sees one more (descriptor, address) pair and nothing else.
  */
 public final class ShuffleTableCache {
   private final RpcEndpointRef master;
@@ -44,6 +49,8 @@ public final class ShuffleTableCache {
   /** One shuffle's table; grows in place under its own lock, read without locking. */
   private static final class Table {
     final ConcurrentHashMap<Long, MapOutputDescriptor> byMapId = new ConcurrentHashMap<>();
+    /** Map id of a handed-over output: the executor that handed it to its node service. */
+    final ConcurrentHashMap<Long, String> handedOverBy = new ConcurrentHashMap<>();
     /** Log offset up to which this table holds the driver's records. */
     volatile long version;
     /** (map output, executor) pairs confirmed unregistered by a refresh. */
@@ -72,6 +79,20 @@ public final class ShuffleTableCache {
   }
 
   /**
+   * Publishes an output executor {@code publisher} (this one) handed to the node service
+   * named in {@code d} ({@link #announceService} first).
+   */
+  public void publishHandedOver(MapOutputDescriptor d, String publisher) {
+    MetadataRpc.publishHandedOver(master, d.shuffleId(), d.mapId(), publisher,
+        DescriptorCodec.encodeEntry(d));
+  }
+
+  /** Lists the node service at {@code address} in the driver's directory. */
+  public void announceService(String executorId, PeerAddress address) {
+    MetadataRpc.registerNodeService(master, executorId, address);
+  }
+
+  /**
    * Where map output {@code mapId} of {@code shuffleId} is registered on
    * {@code executorId}, or null if the driver knows no such registration even after a
    * refresh: the output was migrated there by executor decommissioning, is served by an
@@ -82,14 +103,15 @@ public final class ShuffleTableCache {
    * registration that is missing once is never published later).
    */
   public Location locateOrNull(int shuffleId, long mapId, String executorId) {
-    if (gone.contains(executorId)) {
-      return null;
-    }
     Table t = tables.computeIfAbsent(shuffleId, id -> new Table());
     long seen = t.version;
+    // Before the removal check: a removed executor's handed-over outputs still resolve.
     Location hit = find(t, mapId, executorId);
     if (hit != null) {
       return hit;
+    }
+    if (gone.contains(executorId)) {
+      return null;
     }
     String missKey = mapId + "@" + executorId;
     if (t.misses.contains(missKey)) {
@@ -112,10 +134,16 @@ public final class ShuffleTableCache {
 
   private Location find(Table t, long mapId, String executorId) {
     MapOutputDescriptor d = t.byMapId.get(mapId);
-    if (d == null || !d.executorId().equals(executorId)) {
+    if (d == null) {
       return null;
     }
-    PeerAddress peer = peers.get(executorId);
+    String server = d.executorId();
+    // Handed over: served by the node service, but only for the executor that handed it
+    // over (map ids come from the publisher; another executor's blocks never resolve here).
+    if (!server.equals(executorId) && !executorId.equals(t.handedOverBy.get(mapId))) {
+      return null;
+    }
+    PeerAddress peer = peers.get(server);
     return peer == null ? null : new Location(d, peer);
   }
 
@@ -162,11 +190,12 @@ public final class ShuffleTableCache {
       if (reply.from() != seen) {
         // The driver no longer has the log we followed (it forgot the shuffle): start over.
         t.byMapId.clear();
+        t.handedOverBy.clear();
       }
       for (byte[] c : reply.chunks()) {
         tableBytes.addAndGet(c.length);
       }
-      DescriptorCodec.apply(reply.chunks(), t.byMapId);
+      DescriptorCodec.apply(reply.chunks(), t.byMapId, t.handedOverBy);
       Map<String, PeerAddress> fresh = MetadataRpc.peersOf(reply);
       if (fresh != null) {
         synchronized (this) {

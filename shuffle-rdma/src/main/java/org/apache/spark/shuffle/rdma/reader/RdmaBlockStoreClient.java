@@ -8,7 +8,9 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -281,9 +283,10 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       if (first != null && first.size() != ids.length) {
         first = null;
       }
-      List<BlockFetch.Block> blocks = new ArrayList<>(ids.length);
+      // By the address that serves them: the executor, or the node service it handed some
+      // of its outputs to (one BlockFetch per address).
+      Map<PeerAddress, List<BlockFetch.Block>> byPeer = new LinkedHashMap<>(2);
       List<String> departedIds = new ArrayList<>();
-      PeerAddress peer = null;
       for (int i = 0; i < ids.length; i++) {
         String id = ids[i];
         BlockFetch.Block b;
@@ -298,16 +301,11 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
             departedIds.add(id);
             continue;
           }
-          if (peer != null && !peer.equals(b.peer)) {
-            throw new IOException("executor " + execId + " changed its transport address "
-                + "from " + peer + " to " + b.peer);
-          }
         } catch (IOException | RuntimeException e) {
           reads.onBlockFetchFailure(id, e);
           continue;
         }
-        peer = b.peer;
-        blocks.add(b);
+        byPeer.computeIfAbsent(b.peer, p -> new ArrayList<>(ids.length)).add(b);
       }
       if (!departedIds.isEmpty()) {
         stats.removedExecutorBlocks.addAndGet(departedIds.size());
@@ -315,9 +313,11 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
         fetchUnregistered(host, port, execId, departedIds, onFailure(reads, fromFallback::add),
             downloads);
       }
-      if (blocks.isEmpty()) {
-        return;
-      }
+      byPeer.forEach((peer, blocks) -> start(peer, blocks, reads));
+    }
+
+    private void start(PeerAddress peer, List<BlockFetch.Block> blocks,
+        BlockFetchingListener reads) {
       TransportChannel channel;
       try {
         channel = transport.connect(peer);

@@ -361,9 +361,16 @@ object RdmaConf {
 
   val SERVICE_SOCKET: ConfigEntry[String] = define(ConfigBuilder(PREFIX + "service.socket")
     .doc("Unix socket of the node service (bin/shuffle-rdma-service) on each executor's " +
-      "host, an absolute path of at most 107 bytes; empty: no node service. Not used by " +
-      "executors yet: they register their map outputs themselves whatever its value; the " +
-      "hand-over to the service comes in a later version (docs/node-service.md).")
+      "host, an absolute path of at most 107 bytes; empty: no node service. When set, each " +
+      "executor hands every committed map output to the service, which serves it also " +
+      "after the executor is gone; an output the service refuses or cannot take is " +
+      "registered by the executor as without a service (registry.notHandedOver). Set " +
+      "spark.shuffle.sort.io.plugin.class=org.apache.spark.shuffle.rdma.RdmaShuffleDataIO " +
+      "too, so that Spark keeps an executor's map outputs when it removes the executor and " +
+      "dynamic allocation runs without shuffle tracking. Turns " +
+      "spark.shuffle.readHostLocalDisk off (a removed executor's files go with it). " +
+      "tcp transport only; ignored with spark.authenticate=true (the service has no " +
+      "per-application authentication yet). See docs/node-service.md.")
     .version(V)
     .stringConf
     .transform(_.trim)

@@ -70,6 +70,15 @@ object MetadataRpc {
   def publish(master: RpcEndpointRef, shuffleId: Int, mapId: Long, entry: Array[Byte]): Unit =
     master.askSync[Boolean](PublishMapOutput(shuffleId, mapId, entry))
 
+  /** Publishes a handed-over output: `entry` names the node service, `publisher` is this executor. */
+  def publishHandedOver(master: RpcEndpointRef, shuffleId: Int, mapId: Long, publisher: String,
+      entry: Array[Byte]): Unit =
+    master.askSync[Boolean](PublishHandedOver(shuffleId, mapId, publisher, entry))
+
+  /** Announces the node service executor `executorId` hands outputs to (once per service). */
+  def registerNodeService(master: RpcEndpointRef, executorId: String, peer: PeerAddress): Unit =
+    master.askSync[Boolean](RegisterNodeService(executorId, peer))
+
   /**
    * The records of a shuffle's table after log offset `since` (0 for all), and the executor
    * directory unless `peersVersion` is already the driver's.

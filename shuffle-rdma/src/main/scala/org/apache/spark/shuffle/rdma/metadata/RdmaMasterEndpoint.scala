@@ -45,6 +45,11 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
   private case class Registered(transport: String, peer: PeerAddress, ref: RpcEndpointRef)
 
   private val transports = new ConcurrentHashMap[String, Registered]()
+  /**
+   * Node services executors handed outputs to, by NodeServiceId: in the directory beside the
+   * executors, and never dropped by an executor's removal (that is what they are for).
+   */
+  private val services = new ConcurrentHashMap[String, PeerAddress]()
   private val tables = new ConcurrentHashMap[Int, DescriptorLog]()
 
   /** Directory version, bumped on every registration; the snapshot is rebuilt once per bump. */
@@ -69,6 +74,22 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
         transports.put(executorId, Registered(transport, peer, ref))
         peersVersion += 1
       }
+    }
+
+    case RegisterNodeService(executorId, peer) => checked(context) { from =>
+      guard.registerService(executorId, from.host, from.port)
+      val id = NodeServiceId.of(peer)
+      synchronized {
+        if (services.put(id, peer) == null) {
+          peersVersion += 1
+        }
+      }
+    }
+
+    case PublishHandedOver(shuffleId, mapId, publisher, entry) => checked(context) { from =>
+      val record = guard.handedOverRecord(shuffleId, mapId, publisher, entry, from.host,
+        from.port, (id: String) => services.containsKey(id))
+      tables.computeIfAbsent(shuffleId, _ => new DescriptorLog()).append(record)
     }
 
     case PublishMapOutput(shuffleId, mapId, entry) => checked(context) { from =>
@@ -127,7 +148,10 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
    * the directory learns it when its read fails (ShuffleTableCache.departed). The guard
    * refuses it from now on, so no sender can register or publish as it again. Its
    * descriptors' bytes stay in the append-only logs until their shuffles are unregistered;
-   * without a directory entry they resolve to nothing.
+   * without a directory entry they resolve to nothing. The outputs it handed over to its
+   * node service are not its to lose: the service stays in the directory, so they keep
+   * resolving there (ShuffleTableCache) and Spark keeps their map statuses
+   * (RdmaShuffleDriverComponents.supportsReliableStorage).
    */
   def executorRemoved(executorId: String): Unit = synchronized {
     guard.executorRemoved(executorId)
@@ -157,7 +181,8 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
   private def directory(): (Long, Map[String, (String, Int)]) = synchronized {
     if (peersSnapshot._1 != peersVersion) {
       peersSnapshot = (peersVersion,
-        transports.asScala.map { case (id, r) => id -> ((r.peer.host, r.peer.port)) }.toMap)
+        transports.asScala.map { case (id, r) => id -> ((r.peer.host, r.peer.port)) }.toMap ++
+        services.asScala.map { case (id, p) => id -> ((p.host, p.port)) })
     }
     peersSnapshot
   }

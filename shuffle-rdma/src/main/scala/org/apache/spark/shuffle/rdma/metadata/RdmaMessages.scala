@@ -45,6 +45,35 @@ private[rdma] object RdmaMessages {
   }
 
   /**
+   * Executor `publisher` handed a map output to its node service; `entry` is the service's
+   * descriptor under the service's NodeServiceId.
+   */
+  object PublishHandedOver {
+    private val Tag = P + "publishHandedOver"
+    def apply(shuffleId: Int, mapId: Long, publisher: String, entry: Array[Byte]): AnyRef =
+      (Tag, shuffleId, mapId, publisher, entry)
+    def unapply(m: Any): Option[(Int, Long, String, Array[Byte])] = m match {
+      case (Tag, shuffleId: Int, mapId: Long, publisher: String, entry: Array[Byte]) =>
+        Some((shuffleId, mapId, publisher, entry))
+      case _ => None
+    }
+  }
+
+  /**
+   * Executor `executorId` hands outputs to the node service readers reach at `peer`; the
+   * driver lists it in the directory as NodeServiceId.of(peer), for as long as it runs.
+   */
+  object RegisterNodeService {
+    private val Tag = P + "registerNodeService"
+    def apply(executorId: String, peer: PeerAddress): AnyRef =
+      (Tag, executorId, peer.host, peer.port)
+    def unapply(m: Any): Option[(String, PeerAddress)] = m match {
+      case (Tag, id: String, host: String, port: Int) => Some((id, new PeerAddress(host, port)))
+      case _ => None
+    }
+  }
+
+  /**
    * Ask for the records of a shuffle's table after byte offset `since` (0: the whole table;
    * otherwise the `to` of an earlier reply), and for the executor directory unless the asker
    * holds version `peersVersion` of it already. The reply is `ShuffleTable.Wire`.

@@ -1,0 +1,228 @@
+/*
+ * Copyright 2026 The spark-shuffle-rdma authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+package org.apache.spark.shuffle.rdma
+
+import scala.collection.mutable
+
+import org.apache.spark.{FetchFailed, ShuffleDependency, SparkConf, SparkContext, SparkEnv}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorAdded,
+  SparkListenerExecutorRemoved, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
+import org.apache.spark.shuffle.rdma.config.RdmaConf
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * Issue 26 part 2, end to end with real processes: the node service in its own JVM
+ * (bin/shuffle-rdma-service --transport tcp), a local-cluster application with dynamic
+ * allocation and neither the external shuffle service nor shuffle tracking. Every executor
+ * of the map stage is released; a second job reads the same shuffle from the service alone,
+ * with no map task re-run and no fetch failure. A service killed between the jobs ends in
+ * fetch failures and a recompute with the same result. Unregistering the shuffle and
+ * stopping the application bring the service's gauges back to 0.
+ */
+class RdmaNodeServiceSuite extends AnyFunSuite {
+  import ClusterSupport._
+
+  private val Records = 20000
+  private val MapTasks = 4
+  private val ReducePartitions = 6
+  private val expected: Map[Int, Long] =
+    (1 to Records).groupBy(_ % 50).map { case (k, v) => k -> v.map(_.toLong).sum }
+
+  /** Descriptor passing needs libfdpass, which a build without native code leaves out. */
+  private def assumeFdPass(): Unit =
+    assume(getClass.getClassLoader.getResource("native/linux-x86_64/libfdpass.so") != null,
+      "libfdpass.so not built (-Dnative.skip / SHUFFLE_RDMA_NATIVE=skip): no node service")
+
+  private def conf(name: String, service: NodeServiceProcess): SparkConf =
+    rdmaConf(name)
+      .set(RdmaConf.SERVICE_SOCKET.key, service.socket.toString)
+      .set(RdmaShuffleDataIO.PLUGIN_CLASS_KEY, classOf[RdmaShuffleDataIO].getName)
+      .set("spark.executor.cores", "1")
+      .set("spark.dynamicAllocation.enabled", "true")
+      .set("spark.shuffle.service.enabled", "false")
+      .set("spark.dynamicAllocation.shuffleTracking.enabled", "false")
+      .set("spark.dynamicAllocation.minExecutors", "0")
+      .set("spark.dynamicAllocation.initialExecutors", "2")
+      .set("spark.dynamicAllocation.maxExecutors", "2")
+      .set("spark.dynamicAllocation.executorIdleTimeout", "5s")
+      .set("spark.dynamicAllocation.schedulerBacklogTimeout", "1s")
+
+  /** Executors coming and going, map tasks run, fetch failures: what the asserts count. */
+  private class Events extends ShuffleReadListener {
+    val live = mutable.Set[String]()
+    @volatile var added = 0
+    @volatile var removed = 0
+    @volatile var fetchFailures = 0
+    override def onExecutorAdded(e: SparkListenerExecutorAdded): Unit = synchronized {
+      live += e.executorId
+      added += 1
+    }
+    override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit = synchronized {
+      live -= e.executorId
+      removed += 1
+    }
+    override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
+      super.onTaskEnd(e)
+      e.reason match {
+        case _: FetchFailed => synchronized(fetchFailures += 1)
+        case _ =>
+      }
+    }
+    def liveCount: Int = synchronized(live.size)
+    def resetAll(): Unit = synchronized { reset(); fetchFailures = 0 }
+  }
+
+  private def waitUntil(what: String, seconds: Int)(cond: => Boolean): Unit = {
+    val deadline = System.nanoTime() + seconds * 1000000000L
+    while (!cond) {
+      if (System.nanoTime() >= deadline) fail(s"not within $seconds s: $what")
+      Thread.sleep(200)
+    }
+  }
+
+  private def shuffled(sc: SparkContext): RDD[(Int, Long)] =
+    sc.parallelize(1 to Records, MapTasks).map(i => (i % 50, i.toLong))
+      .reduceByKey(_ + _, ReducePartitions)
+
+  /**
+   * Collects `rdd` and, after each partition, the counters of the executor that read it.
+   * Counters only grow, so the largest snapshot of each executor covers all it read; summed
+   * over executors. Taken inside the tasks because dynamic allocation may release an executor
+   * (and its counters) before the job ends, when it sat idle for the timeout.
+   */
+  private def collectWithCounters(rdd: RDD[(Int, Long)]): (Map[Int, Long], Map[String, Long]) = {
+    val rows = rdd.mapPartitions { it =>
+      val data = it.toArray
+      val env = SparkEnv.get
+      val stats = env.shuffleManager.asInstanceOf[RdmaShuffleManager].localStats().asScala
+        .map { case (k, v) => k -> v.longValue }.toMap
+      Iterator((data, env.executorId, stats))
+    }.collect()
+    val perExecutor = rows.groupBy(_._2).values.map { rs =>
+      rs.map(_._3).reduce((a, b) => (a.keySet ++ b.keySet)
+        .map(k => k -> math.max(a.getOrElse(k, 0L), b.getOrElse(k, 0L))).toMap)
+    }
+    val totals = perExecutor.flatMap(_.toSeq).groupBy(_._1).map { case (k, vs) =>
+      k -> vs.map(_._2).sum
+    }
+    (rows.flatMap(_._1).toMap, totals)
+  }
+
+  private def shuffleId(rdd: RDD[_]): Int =
+    rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
+
+  /** Job 1 ran: waits until dynamic allocation released every executor it had started. */
+  private def awaitAllReleased(sc: SparkContext, events: Events): Int = {
+    waitForListeners(sc)
+    val started = events.added
+    assert(started > 0)
+    waitUntil("every executor released", 120)(events.liveCount == 0 && sc.getExecutorIds().isEmpty)
+    waitForListeners(sc)
+    assert(events.removed == started, s"${events.removed} of $started executors removed")
+    // The plugin dropped them from its directory too: no executor answers stats.
+    assert(RdmaShuffleManager.clusterStats().isEmpty)
+    started
+  }
+
+  test("executors released by dynamic allocation: the next job reads their outputs from " +
+    "the node service, no map task re-run; cleanup empties the service") {
+    assumeFdPass()
+    val service = NodeServiceProcess.start()
+    var sc: SparkContext = null
+    try {
+      sc = new SparkContext(conf("rdma-node-service", service))
+      val events = new Events
+      sc.addSparkListener(events)
+      val summed = shuffled(sc)
+
+      val (first, writers) = collectWithCounters(summed)
+      assert(first == expected)
+      waitForListeners(sc)
+      assert(events.mapTasks == MapTasks)
+      // Every executor that reduced had handed its map outputs over and registered none.
+      assert(writers("registry.handedOver") > 0, writers)
+      assert(writers("registry.notHandedOver") == 0, writers)
+      assert(writers("registry.outputs") == 0, "handed over, not registered by the executors")
+      val s1 = service.stats()
+      assert(s1.outputs() == MapTasks && s1.handOvers() == MapTasks && s1.refusals() == 0, s1)
+      assert(s1.registeredBytes() > 0 && s1.openDescriptors() >= 2 * MapTasks, s1)
+
+      val released = awaitAllReleased(sc, events)
+      println(s"[node service suite] $released executors released after job 1; service: $s1")
+
+      events.resetAll()
+      val t0 = System.nanoTime()
+      val (again, readers) = collectWithCounters(summed)
+      val job2Ms = (System.nanoTime() - t0) / 1000000
+      waitForListeners(sc)
+      assert(again == expected)
+      assert(events.mapTasks == 0, "no map task re-ran: Spark kept the map statuses")
+      assert(events.fetchFailures == 0)
+      assert(events.localBlocks == 0, "the executors that wrote the outputs are gone")
+      assert(events.remoteBlocks > 0)
+      assert(readers("reader.remoteBlocks") == events.remoteBlocks, readers)
+      assert(readers("reader.fallbackBlocks") == 0, readers)
+      assert(readers("reader.failedBlocks") == 0, readers)
+      // Nobody read from the new executors (they wrote nothing): the bytes came from the service.
+      assert(readers("transport.readsServed") == 0, readers)
+      assert(readers("transport.readsCompleted") > 0, readers)
+      println(s"[node service suite] job 2 ($job2Ms ms, executors started for it): " +
+        s"${events.remoteBlocks} remote blocks (${events.remoteBytes} bytes) read from the " +
+        s"service, 0 map tasks, 0 fetch failures")
+
+      // Unregistering the shuffle (Spark's cleaner) releases it in the service.
+      sc.cleaner.get.doCleanupShuffle(shuffleId(summed), blocking = true)
+      waitUntil("the service released shuffle " + shuffleId(summed), 60)(
+        service.stats().outputs() == 0)
+      val s2 = service.stats()
+      assert(s2.registeredBytes() == 0 && s2.openDescriptors() == 0 && s2.outputs() == 0, s2)
+
+      // The application's end releases what is left (a shuffle never unregistered).
+      assert(shuffled(sc).count() == 50)
+      assert(service.stats().outputs() == MapTasks)
+      sc.stop()
+      sc = null
+      val s3 = service.stats()
+      assert(s3.registeredBytes() == 0 && s3.openDescriptors() == 0 && s3.outputs() == 0 &&
+        s3.applications() == 0, s3)
+    } finally {
+      if (sc != null) sc.stop()
+      service.stop()
+    }
+  }
+
+  test("the node service killed between the jobs: fetch failures, the map stage re-runs, " +
+    "same result") {
+    assumeFdPass()
+    val service = NodeServiceProcess.start()
+    var sc: SparkContext = null
+    try {
+      sc = new SparkContext(conf("rdma-node-service-killed", service))
+      val events = new Events
+      sc.addSparkListener(events)
+      val summed = shuffled(sc)
+      assert(summed.collect().toMap == expected)
+      awaitAllReleased(sc, events)
+      assert(service.stats().outputs() == MapTasks)
+
+      service.kill()
+      events.resetAll()
+      val t0 = System.nanoTime()
+      assert(summed.collect().toMap == expected)
+      val job2Ms = (System.nanoTime() - t0) / 1000000
+      waitForListeners(sc)
+      assert(events.fetchFailures > 0, "reads of the dead service's outputs must fail")
+      assert(events.mapTasks > 0, "the lost outputs are recomputed")
+      println(s"[node service suite] service killed: job 2 $job2Ms ms, " +
+        s"${events.fetchFailures} fetch failures, ${events.mapTasks} map tasks re-run")
+    } finally {
+      if (sc != null) sc.stop()
+      service.kill()
+      service.deleteWork()
+    }
+  }
+}
