@@ -10,14 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.Collections;
 
-import org.apache.spark.SecurityManager;
-import org.apache.spark.SecurityManager$;
-import org.apache.spark.SparkConf;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
-import org.apache.spark.rpc.RpcEnv$;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,6 +32,7 @@ class HandedOverOutputTest {
   private RpcEnv driver;
   private RpcEnv env1;
   private RpcEnv env2;
+  private MetadataFixture fixture;
   private RdmaMasterEndpoint master;
   private RpcEndpointRef master1;
   private RpcEndpointRef master2;
@@ -44,27 +40,17 @@ class HandedOverOutputTest {
 
   @BeforeEach
   void start() {
-    SparkConf conf = new SparkConf(false).set("spark.rpc.askTimeout", "30s");
-    SecurityManager security = new SecurityManager(conf,
-        SecurityManager$.MODULE$.$lessinit$greater$default$2(),
-        SecurityManager$.MODULE$.$lessinit$greater$default$3());
-    driver = RpcEnv$.MODULE$.create("handover-driver", "127.0.0.1", 0, conf, security, false);
-    master = new RdmaMasterEndpoint(driver);
-    driver.setupEndpoint(RdmaMasterEndpoint.NAME(), master);
-    driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master, null));
-    master.shuffleRegistered(SHUFFLE, PARTITIONS);
-
-    env1 = RpcEnv$.MODULE$.create("exec-1", "127.0.0.1", 0, conf, security, true);
-    master1 = env1.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
-    MetadataRpc.registerTransport(master1, "1", "tcp", new PeerAddress("10.0.0.1", 4001),
-        env1.setupEndpoint("rdma-shuffle-executor-1",
-            new RdmaExecutorEndpoint(env1, Collections::emptyMap, (s, m) -> { })));
-    env2 = RpcEnv$.MODULE$.create("exec-2", "127.0.0.1", 0, conf, security, true);
-    master2 = env2.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
-    stats2 = env2.setupEndpoint("rdma-shuffle-executor-2",
-        new RdmaExecutorEndpoint(env2, Collections::emptyMap, (s, m) -> { }));
-    MetadataRpc.registerTransport(master2, "2", "tcp", new PeerAddress("10.0.0.2", 4002),
-        stats2);
+    fixture = new MetadataFixture();
+    fixture.registerShuffle(SHUFFLE, PARTITIONS);
+    driver = fixture.driver;
+    master = fixture.master;
+    MetadataFixture.Executor e1 = fixture.addExecutor("1", new PeerAddress("10.0.0.1", 4001));
+    MetadataFixture.Executor e2 = fixture.addExecutor("2", new PeerAddress("10.0.0.2", 4002));
+    env1 = e1.env;
+    master1 = e1.masterRef;
+    env2 = e2.env;
+    master2 = e2.masterRef;
+    stats2 = e2.statsRef;
 
     // 1 hands map 10 to the service and keeps map 11 itself; 2 keeps map 20.
     MetadataRpc.registerNodeService(master1, "1", SERVICE);
@@ -76,11 +62,8 @@ class HandedOverOutputTest {
 
   @AfterEach
   void stop() {
-    for (RpcEnv e : new RpcEnv[] {env2, env1, driver}) {
-      if (e != null) {
-        e.shutdown();
-        e.awaitTermination();
-      }
+    if (fixture != null) {
+      fixture.close();
     }
   }
 

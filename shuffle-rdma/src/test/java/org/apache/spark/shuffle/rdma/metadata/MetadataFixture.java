@@ -4,7 +4,9 @@
  */
 package org.apache.spark.shuffle.rdma.metadata;
 
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 
 import org.apache.spark.SecurityManager;
 import org.apache.spark.SecurityManager$;
@@ -25,10 +27,34 @@ public final class MetadataFixture implements AutoCloseable {
   public final RdmaMasterEndpoint master;
   public final RpcEndpointRef masterRef;
   public final RpcEndpointRef tablesRef;
+  private final SparkConf conf;
+  private final SecurityManager security;
+  private final List<RpcEnv> executors = new ArrayList<>();
+
+  /** A mapper executor of its own: a client-mode RpcEnv registered as executor {@code id}. */
+  public static final class Executor {
+    public final RpcEnv env;
+    public final RpcEndpointRef masterRef;
+    public final RpcEndpointRef tablesRef;
+    public final RpcEndpointRef statsRef;
+
+    Executor(RpcEnv env, RpcEndpointRef masterRef, RpcEndpointRef tablesRef,
+        RpcEndpointRef statsRef) {
+      this.env = env;
+      this.masterRef = masterRef;
+      this.tablesRef = tablesRef;
+      this.statsRef = statsRef;
+    }
+
+    /** This executor's reader view of the tables. */
+    public ShuffleTableCache tables() {
+      return new ShuffleTableCache(masterRef, tablesRef);
+    }
+  }
 
   public MetadataFixture() {
-    SparkConf conf = new SparkConf(false).set("spark.rpc.askTimeout", "30s");
-    SecurityManager security = new SecurityManager(conf,
+    conf = new SparkConf(false).set("spark.rpc.askTimeout", "30s");
+    security = new SecurityManager(conf,
         SecurityManager$.MODULE$.$lessinit$greater$default$2(),
         SecurityManager$.MODULE$.$lessinit$greater$default$3());
     driver = RpcEnv$.MODULE$.create("fixture-driver", "127.0.0.1", 0, conf, security, false);
@@ -45,6 +71,21 @@ public final class MetadataFixture implements AutoCloseable {
     MetadataRpc.registerTransport(masterRef, id, "tcp", at,
         executor.setupEndpoint("rdma-shuffle-executor-" + id,
             new RdmaExecutorEndpoint(executor, Collections::emptyMap, (s, m) -> { })));
+  }
+
+  /**
+   * Executor {@code id} on a client-mode RpcEnv of its own (closed with the fixture),
+   * registered with the driver as serving at {@code at}.
+   */
+  public Executor addExecutor(String id, PeerAddress at) {
+    RpcEnv env = RpcEnv$.MODULE$.create("exec-" + id, "127.0.0.1", 0, conf, security, true);
+    executors.add(env);
+    RpcEndpointRef master = env.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
+    RpcEndpointRef stats = env.setupEndpoint("rdma-shuffle-executor-" + id,
+        new RdmaExecutorEndpoint(env, Collections::emptyMap, (s, m) -> { }));
+    MetadataRpc.registerTransport(master, id, "tcp", at, stats);
+    return new Executor(env, master,
+        env.setupEndpointRef(driver.address(), RdmaTableEndpoint.NAME()), stats);
   }
 
   /** The driver's side of registerShuffle. */
@@ -64,7 +105,10 @@ public final class MetadataFixture implements AutoCloseable {
 
   @Override
   public void close() {
-    for (RpcEnv e : new RpcEnv[] {executor, driver}) {
+    List<RpcEnv> all = new ArrayList<>(executors);
+    all.add(executor);
+    all.add(driver);
+    for (RpcEnv e : all) {
       e.shutdown();
       e.awaitTermination();
     }

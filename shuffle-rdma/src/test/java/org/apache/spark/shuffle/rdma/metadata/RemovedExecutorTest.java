@@ -11,14 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.Collections;
 
-import org.apache.spark.SecurityManager;
-import org.apache.spark.SecurityManager$;
-import org.apache.spark.SparkConf;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
-import org.apache.spark.rpc.RpcEnv$;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,6 +33,7 @@ class RemovedExecutorTest {
   private RpcEnv driver;
   private RpcEnv env1;
   private RpcEnv env2;
+  private MetadataFixture fixture;
   private RdmaMasterEndpoint master;
   private RpcEndpointRef master1;
   private RpcEndpointRef tables1;
@@ -46,29 +42,18 @@ class RemovedExecutorTest {
 
   @BeforeEach
   void start() {
-    SparkConf conf = new SparkConf(false).set("spark.rpc.askTimeout", "30s");
-    SecurityManager security = new SecurityManager(conf,
-        SecurityManager$.MODULE$.$lessinit$greater$default$2(),
-        SecurityManager$.MODULE$.$lessinit$greater$default$3());
-    driver = RpcEnv$.MODULE$.create("removed-driver", "127.0.0.1", 0, conf, security, false);
-    master = new RdmaMasterEndpoint(driver);
-    driver.setupEndpoint(RdmaMasterEndpoint.NAME(), master);
-    driver.setupEndpoint(RdmaTableEndpoint.NAME(), new RdmaTableEndpoint(driver, master, null));
-    master.shuffleRegistered(SHUFFLE, PARTITIONS);
-
-    env1 = RpcEnv$.MODULE$.create("exec-1", "127.0.0.1", 0, conf, security, true);
-    master1 = env1.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
-    tables1 = env1.setupEndpointRef(driver.address(), RdmaTableEndpoint.NAME());
-    stats1 = env1.setupEndpoint("rdma-shuffle-executor-1",
-        new RdmaExecutorEndpoint(env1, Collections::emptyMap, (s, m) -> { }));
-    MetadataRpc.registerTransport(master1, "1", "tcp", new PeerAddress("10.0.0.1", 4001),
-        stats1);
-
-    env2 = RpcEnv$.MODULE$.create("exec-2", "127.0.0.1", 0, conf, security, true);
-    master2 = env2.setupEndpointRef(driver.address(), RdmaMasterEndpoint.NAME());
-    MetadataRpc.registerTransport(master2, "2", "tcp", new PeerAddress("10.0.0.2", 4002),
-        env2.setupEndpoint("rdma-shuffle-executor-2",
-            new RdmaExecutorEndpoint(env2, Collections::emptyMap, (s, m) -> { })));
+    fixture = new MetadataFixture();
+    fixture.registerShuffle(SHUFFLE, PARTITIONS);
+    driver = fixture.driver;
+    master = fixture.master;
+    MetadataFixture.Executor e1 = fixture.addExecutor("1", new PeerAddress("10.0.0.1", 4001));
+    MetadataFixture.Executor e2 = fixture.addExecutor("2", new PeerAddress("10.0.0.2", 4002));
+    env1 = e1.env;
+    master1 = e1.masterRef;
+    tables1 = e1.tablesRef;
+    stats1 = e1.statsRef;
+    env2 = e2.env;
+    master2 = e2.masterRef;
 
     MetadataRpc.publish(master1, SHUFFLE, 10, DescriptorCodec.encodeEntry(output(10, "1")));
     MetadataRpc.publish(master2, SHUFFLE, 20, DescriptorCodec.encodeEntry(output(20, "2")));
@@ -76,11 +61,8 @@ class RemovedExecutorTest {
 
   @AfterEach
   void stop() {
-    for (RpcEnv e : new RpcEnv[] {env2, env1, driver}) {
-      if (e != null) {
-        e.shutdown();
-        e.awaitTermination();
-      }
+    if (fixture != null) {
+      fixture.close();
     }
   }
 
