@@ -68,8 +68,7 @@ class HandedOverOutputTest {
   }
 
   private static MapOutputDescriptor output(long mapId, String executorId) {
-    return new MapOutputDescriptor(SHUFFLE, mapId, executorId, PARTITIONS, 0x7f0000000000L,
-        0x1234, 100, 1L << 30, new long[] {0x7e0000000000L}, new int[] {0x5678});
+    return MetadataFixture.sampleOutput(SHUFFLE, mapId, executorId, PARTITIONS);
   }
 
   private ShuffleTableCache reader() {

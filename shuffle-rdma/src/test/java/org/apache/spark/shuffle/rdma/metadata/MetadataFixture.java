@@ -88,6 +88,13 @@ public final class MetadataFixture implements AutoCloseable {
         env.setupEndpointRef(driver.address(), RdmaTableEndpoint.NAME()), stats);
   }
 
+  /** A descriptor of one 1 GiB output in one region, at fixed addresses and keys. */
+  public static MapOutputDescriptor sampleOutput(int shuffleId, long mapId, String executorId,
+      int partitions) {
+    return new MapOutputDescriptor(shuffleId, mapId, executorId, partitions, 0x7f0000000000L,
+        0x1234, 100, 1L << 30, new long[] {0x7e0000000000L}, new int[] {0x5678});
+  }
+
   /** The driver's side of registerShuffle. */
   public void registerShuffle(int shuffleId, int numPartitions) {
     master.shuffleRegistered(shuffleId, numPartitions);
