@@ -230,9 +230,16 @@ final class Doctor {
     } else if (host.hasIpcLock()) {
       report.ok("CAP_IPC_LOCK: memlock limit does not apply");
     } else if (limit.isPresent() && limit.getAsLong() != Long.MAX_VALUE) {
-      report.warn("memlock " + limit.getAsLong() + " bytes covers the receive pool and one "
-          + "region, but every registered map output counts too", "set memlock to unlimited "
-          + "for executors (limits.conf, LimitMEMLOCK=infinity, --ulimit memlock=-1)");
+      long cap = conf.maxRegisteredBytes();
+      long pool = BuddyAllocator.arenaSizeFor(conf.receivePoolSize());
+      if (cap == 0) {
+        report.warn("memlock " + limit.getAsLong() + " bytes covers the receive pool and one "
+            + "region, but every registered map output counts too", "set memlock to unlimited "
+            + "for executors (limits.conf, LimitMEMLOCK=infinity, --ulimit memlock=-1)");
+      } else if (limit.getAsLong() >= pool + cap) {
+        report.ok("memlock " + mib(limit.getAsLong()) + " covers the receive pool and "
+            + SparkDefaults.fullKey("maxRegisteredBytes") + " " + mib(cap));
+      } // else memoryBudget says what happens past it
     } else {
       report.ok("memlock " + (limit.isPresent() ? "unlimited" : "unknown"));
     }

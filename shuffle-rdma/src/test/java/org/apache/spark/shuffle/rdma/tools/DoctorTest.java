@@ -5,6 +5,7 @@
 package org.apache.spark.shuffle.rdma.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -96,6 +97,11 @@ class DoctorTest {
     assertTrue(memlock.contains("container memory limit: none"), memlock);
     assertTrue(memlock.contains("[WARN] memlock 256 MiB is below the receive pool 128 MiB + "
         + cap + " 1024 MiB"), memlock);
+    assertFalse(memlock.contains("every registered map output counts too"), memlock);
+    String covered = budget("max", "4294967296", cap + " 1g\n");
+    assertTrue(covered.contains("[ OK ] memlock 4096 MiB covers the receive pool and " + cap
+        + " 1024 MiB"), covered);
+    assertFalse(covered.contains("is below the receive pool"), covered);
   }
 
   @Test
