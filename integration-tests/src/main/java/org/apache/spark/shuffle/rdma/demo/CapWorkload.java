@@ -9,10 +9,8 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.TreeMap;
 import java.util.zip.CRC32;
-import org.apache.spark.HashPartitioner;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -40,28 +38,9 @@ final class CapWorkload implements Workload {
     return "cap";
   }
 
-  /** Per map task RECORDS_PER_MAP incompressible records, generated as they are written. */
+  /** Per map task RECORDS_PER_MAP incompressible records. */
   static JavaPairRDD<Integer, byte[]> input(JavaSparkContext jsc) {
-    List<Integer> maps = new ArrayList<>();
-    for (int m = 0; m < MAPS; m++) {
-      maps.add(m);
-    }
-    return jsc.parallelize(maps, MAPS).flatMapToPair(m -> new Iterator<Tuple2<Integer, byte[]>>() {
-      private final Random rnd = new Random(77_000L + m);
-      private int i;
-
-      @Override
-      public boolean hasNext() {
-        return i < RECORDS_PER_MAP;
-      }
-
-      @Override
-      public Tuple2<Integer, byte[]> next() {
-        byte[] v = new byte[RECORD_BYTES];
-        rnd.nextBytes(v);
-        return new Tuple2<>(i++ % REDUCERS, v);
-      }
-    }).partitionBy(new HashPartitioner(REDUCERS));
+    return RandomRecords.shuffled(jsc, MAPS, RECORDS_PER_MAP, RECORD_BYTES, REDUCERS, 77_000L);
   }
 
   /** "partition:records:crcSum" of one reduce partition. */

@@ -8,14 +8,11 @@ import java.io.File;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.FetchFailed;
-import org.apache.spark.HashPartitioner;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -24,7 +21,6 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
-import scala.Tuple2;
 
 /**
  * A peer killed mid-read: a shuffle's map stage runs on both hosts, then a reduce over it in
@@ -73,20 +69,7 @@ final class KillWorkload implements Workload {
 
   /** Per map task RECORDS_PER_MAP incompressible records over REDUCERS partitions. */
   static JavaPairRDD<Integer, byte[]> input(JavaSparkContext jsc) {
-    List<Integer> maps = new ArrayList<>();
-    for (int m = 0; m < MAPS; m++) {
-      maps.add(m);
-    }
-    return jsc.parallelize(maps, MAPS).flatMapToPair(m -> {
-      Random rnd = new Random(91_000L + m);
-      List<Tuple2<Integer, byte[]>> out = new ArrayList<>(RECORDS_PER_MAP);
-      for (int i = 0; i < RECORDS_PER_MAP; i++) {
-        byte[] v = new byte[RECORD_BYTES];
-        rnd.nextBytes(v);
-        out.add(new Tuple2<>(i % REDUCERS, v));
-      }
-      return out.iterator();
-    }).partitionBy(new HashPartitioner(REDUCERS));
+    return RandomRecords.shuffled(jsc, MAPS, RECORDS_PER_MAP, RECORD_BYTES, REDUCERS, 91_000L);
   }
 
   /** One digest line per reduce partition, sorted; {@code victim} dies in its reduce task. */
