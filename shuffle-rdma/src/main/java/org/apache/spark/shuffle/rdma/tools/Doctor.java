@@ -261,7 +261,7 @@ final class Doctor {
     long cap = conf.maxRegisteredBytes();
     long pool = BuddyAllocator.arenaSizeFor(conf.receivePoolSize());
     OptionalLong max = host.containerMemoryLimit();
-    String heapKey = org.apache.spark.internal.config.package$.MODULE$.EXECUTOR_MEMORY().key();
+    String heapKey = SparkDefaults.EXECUTOR_MEMORY;
     OptionalLong heap = conf.sparkMebibytes(heapKey);
     if (!max.isPresent() || max.getAsLong() == Long.MAX_VALUE) {
       report.info("container memory limit: " + (max.isPresent() ? "none (cgroup v2 memory.max "

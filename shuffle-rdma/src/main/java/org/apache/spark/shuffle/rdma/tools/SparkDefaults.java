@@ -54,6 +54,13 @@ final class SparkDefaults {
     return p;
   }
 
+  /**
+   * Spark's own spark.executor.memory. Spelled here, not read from Spark's ConfigEntry, because
+   * the doctor runs under java -jar with no Spark on the class path; a test holds it equal to
+   * Spark's entry.
+   */
+  static final String EXECUTOR_MEMORY = "spark.executor.memory";
+
   /** spark.shuffle.rdma.verbs.trafficClass, without the prefix. */
   static final String TRAFFIC_CLASS = "verbs.trafficClass";
 
