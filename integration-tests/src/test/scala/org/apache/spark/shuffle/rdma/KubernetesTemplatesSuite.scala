@@ -102,6 +102,12 @@ class KubernetesTemplatesSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(Option(pod.getSpec.getSecurityContext).flatMap(s => Option(s.getRunAsUser)).isEmpty)
     assert(limit(init.get, RdmaResource) === Some("1"))
     assert(capabilities(init.get).contains("IPC_LOCK"))
+    // The node service's socket directory (node-service-daemonset.yaml) survived the merge.
+    val socketDir = pod.getSpec.getVolumes.asScala.find(_.getName == "shuffle-rdma-socket")
+    assert(socketDir.flatMap(v => Option(v.getHostPath)).map(_.getPath) ===
+      Some("/run/shuffle-rdma"), pod.getSpec.getVolumes)
+    assert(container.getVolumeMounts.asScala.exists(m => m.getName == "shuffle-rdma-socket" &&
+      m.getMountPath == "/run/shuffle-rdma"), container.getVolumeMounts)
   }
 
   test("Spark's driver spec carries the shuffle manager and transport keys to the executors") {

@@ -268,4 +268,27 @@ class KubernetesImageTest {
     assertFalse(r.ipcLock(), r.out);
     assertTrue(r.out.contains("no CAP_IPC_LOCK in this container"), r.out);
   }
+
+  /**
+   * The image's layout for the node service (node-service-daemonset.yaml): the launcher at
+   * /opt/shuffle-rdma/bin finds the jar the Dockerfile puts at /opt/shuffle-rdma. Laid out in
+   * a temporary directory; with no SPARK_HOME the launcher stops at the next thing it needs
+   * (Spark's jars), which it checks only after it found the jar.
+   */
+  @Test
+  void nodeServiceLauncherFindsTheImagesJar() throws Exception {
+    Path opt = tmp.resolve("opt/shuffle-rdma");
+    Files.createDirectories(opt.resolve("bin"));
+    Path launcher = opt.resolve("bin/shuffle-rdma-service");
+    Files.copy(ROOT.resolve("bin/shuffle-rdma-service"), launcher);
+    Map<String, String> env = Map.of("SPARK_HOME", tmp.resolve("no-spark").toString(),
+        "SHUFFLE_RDMA_JAR", "");
+    Result without = run(List.of("bash", launcher.toString(), "--socket", "/x"), env);
+    assertEquals(2, without.rc, without.out);
+    assertTrue(without.out.contains("shuffle-rdma jar not found"), without.out);
+    Files.writeString(opt.resolve("shuffle-rdma.jar"), "");
+    Result with = run(List.of("bash", launcher.toString(), "--socket", "/x"), env);
+    assertEquals(2, with.rc, with.out);
+    assertTrue(with.out.contains("needs Spark's jars"), with.out);
+  }
 }

@@ -27,6 +27,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -145,16 +146,73 @@ class KubernetesSchemaTest {
     }
   }
 
+  /** The manifests of conf-templates/kubernetes/, by kind: what each must be validated as. */
+  private static final Map<String, Class<?>> KINDS = Map.of("v1/Pod", Pod.class,
+      "apps/v1/DaemonSet", DaemonSet.class);
+
   @Test
-  void everyTemplateIsAValidPod() throws IOException {
+  void everyManifestIsValidForItsKind() throws IOException {
     List<Path> files = templates();
-    assertEquals(2, files.size(), "templates in " + TEMPLATES + ": " + files);
+    assertEquals(List.of("driver-pod-template.yaml", "executor-pod-template.yaml",
+        "node-service-daemonset.yaml"), files.stream().map(p -> p.getFileName().toString())
+        .collect(Collectors.toList()), "manifests in " + TEMPLATES);
     for (Path f : files) {
       Map<String, Object> tree = yaml(Files.readString(f, StandardCharsets.UTF_8));
-      assertEquals("v1", tree.get("apiVersion"), f.toString());
-      assertEquals("Pod", tree.get("kind"), f.toString());
-      assertEquals(List.of(), problems(tree, Pod.class), f + " against the Pod schema");
+      Class<?> type = KINDS.get(tree.get("apiVersion") + "/" + tree.get("kind"));
+      assertTrue(type != null, f + ": apiVersion/kind " + tree.get("apiVersion") + "/"
+          + tree.get("kind") + " is none of " + KINDS.keySet());
+      assertEquals(List.of(), problems(tree, type), f + " against the "
+          + type.getSimpleName() + " schema");
     }
+  }
+
+  /**
+   * The node service's socket is named in three files that must agree: the DaemonSet's
+   * --socket argument and its hostPath, the executor template's hostPath and mount, and the
+   * socket key in spark-defaults.conf. A mismatch leaves executors handing nothing over.
+   */
+  @Test
+  void theNodeServiceSocketIsOnePathInEveryFile() throws IOException {
+    DaemonSet ds = MAPPER.convertValue(yaml(Files.readString(
+        TEMPLATES.resolve("node-service-daemonset.yaml"))), DaemonSet.class);
+    Pod executor = MAPPER.convertValue(yaml(Files.readString(
+        TEMPLATES.resolve("executor-pod-template.yaml"))), Pod.class);
+    io.fabric8.kubernetes.api.model.PodSpec service = ds.getSpec().getTemplate().getSpec();
+    List<String> args = service.getContainers().get(0).getArgs();
+    int i = args.indexOf("--socket");
+    assertTrue(i >= 0 && i + 1 < args.size(), "no --socket PATH in " + args);
+    Path socket = Paths.get(args.get(i + 1));
+    assertEquals("/opt/shuffle-rdma/bin/shuffle-rdma-service", args.get(0), args.toString());
+    String dir = socket.getParent().toString();
+    assertEquals(dir, socketDirectory(service, "node-service"));
+    assertEquals(dir, socketDirectory(executor.getSpec(), "spark-executor"));
+    String key = org.apache.spark.shuffle.rdma.config.RdmaConf.SERVICE_SOCKET().key();
+    Matcher conf = Pattern.compile("(?m)^#? *" + Pattern.quote(key) + " +(\\S+)$")
+        .matcher(Files.readString(TEMPLATES.resolve("spark-defaults.conf")));
+    assertTrue(conf.find(), key + " in spark-defaults.conf");
+    assertEquals(socket.toString(), conf.group(1));
+    // The image holds the launcher where the DaemonSet runs it.
+    String dockerfile = Files.readString(TEMPLATES.resolve("image/Dockerfile"));
+    assertTrue(dockerfile.contains("COPY bin/shuffle-rdma-service " + args.get(0)), dockerfile);
+  }
+
+  /** The hostPath a container mounts at the mount's own path (the same path inside). */
+  private static String socketDirectory(io.fabric8.kubernetes.api.model.PodSpec spec,
+      String container) {
+    io.fabric8.kubernetes.api.model.Container c = spec.getContainers().stream()
+        .filter(x -> x.getName().equals(container)).findFirst().orElseThrow();
+    List<String> found = new ArrayList<>();
+    for (io.fabric8.kubernetes.api.model.VolumeMount m : c.getVolumeMounts()) {
+      spec.getVolumes().stream().filter(v -> v.getName().equals(m.getName())
+          && v.getHostPath() != null).forEach(v -> {
+            assertEquals(v.getHostPath().getPath(), m.getMountPath(), container
+                + " mounts hostPath " + v.getHostPath().getPath() + " elsewhere");
+            assertEquals("DirectoryOrCreate", v.getHostPath().getType(), v.toString());
+            found.add(m.getMountPath());
+          });
+    }
+    assertEquals(1, found.size(), container + " hostPath mounts: " + found);
+    return found.get(0);
   }
 
   /** The YAML blocks of docs/kubernetes.md: pods (or pod fragments) and container fragments. */
