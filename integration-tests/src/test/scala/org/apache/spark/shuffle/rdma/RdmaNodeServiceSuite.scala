@@ -149,6 +149,9 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
       assert(writers("registry.outputs") == 0, "handed over, not registered by the executors")
       val s1 = service.stats()
       assert(s1.outputs() == MapTasks && s1.handOvers() == MapTasks && s1.refusals() == 0, s1)
+      // The executors named this driver to the service: the lease that ends the outputs.
+      service.awaitLine(s"application ${sc.applicationId}: driver at " +
+        s"${sc.getConf.get("spark.driver.host")}:${sc.getConf.get("spark.driver.port")};", 10)
       assert(s1.registeredBytes() > 0 && s1.openDescriptors() >= 2 * MapTasks, s1)
 
       val released = awaitAllReleased(sc, events)

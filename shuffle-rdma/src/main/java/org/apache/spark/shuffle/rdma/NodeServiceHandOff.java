@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.handover.ExecutorHandOver;
 import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
 import org.apache.spark.shuffle.rdma.metadata.NodeServiceId;
@@ -36,6 +37,8 @@ final class NodeServiceHandOff implements AutoCloseable {
   private final Set<PeerAddress> announced = ConcurrentHashMap.newKeySet();
   /** Set when the service serves on another transport than this executor reads with. */
   private volatile boolean off;
+  /** Whether the service's lease (or its absence) was logged. */
+  private volatile boolean leaseLogged;
   private final AtomicLong handedOver = new AtomicLong();
   private final AtomicLong notHandedOver = new AtomicLong();
 
@@ -79,7 +82,24 @@ final class NodeServiceHandOff implements AutoCloseable {
     }
     tables.publishHandedOver(a.descriptor().withExecutorId(NodeServiceId.of(at)), executorId);
     handedOver.incrementAndGet();
+    if (!leaseLogged) {
+      leaseLogged = true;
+      logLease();
+    }
     return true;
+  }
+
+  private void logLease() {
+    if (handOver.leaseMs() >= 0) {
+      LOG.info("node service {} releases this application's outputs {} ms after its driver "
+          + "stops accepting connections (its {})", handOver.serviceSocket(),
+          handOver.leaseMs(), RdmaConf.SERVICE_DRIVER_TIMEOUT().key());
+    } else {
+      LOG.warn("node service {} took no lease on this application ({}): what it holds of "
+          + "it stays until Spark releases it there or the service restarts",
+          handOver.serviceSocket(), handOver.leaseProblem() != null ? handOver.leaseProblem()
+              : "no driver address in Spark's configuration");
+    }
   }
 
   private void notHandedOver(String why) {

@@ -203,6 +203,16 @@ public final class RdmaShuffleConf {
     return get(RdmaConf.SERVICE_SOCKET());
   }
 
+  /** Node service: how long an application's outputs outlive its unreachable driver. */
+  public long serviceDriverTimeoutMs() {
+    return (Long) get(RdmaConf.SERVICE_DRIVER_TIMEOUT());
+  }
+
+  /** Node service: how often each application's driver is checked. */
+  public long serviceDriverProbeIntervalMs() {
+    return (Long) get(RdmaConf.SERVICE_DRIVER_PROBE_INTERVAL());
+  }
+
   /**
    * Why executors do not hand their map outputs to the node service although its socket is
    * set, or null when they do (or no socket is set). With spark.authenticate readers

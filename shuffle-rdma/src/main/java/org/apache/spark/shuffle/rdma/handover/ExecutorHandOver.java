@@ -21,28 +21,94 @@ import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
  * A refusal or an unreachable service is no failure of the task: the call returns null with
  * {@link #lastProblem()} set, and the executor registers the output itself; the next call
  * connects again. The driver uses one too, for the releases (RELEASE_SHUFFLE, RELEASE_APP).
+ * Each new connection first names the application's driver (APP_DRIVER), whose liveness the
+ * service watches to end the application's outputs when the driver is gone (the lease).
  */
 public final class ExecutorHandOver implements Closeable {
   private final Path socket;
   private final String appId;
   private final int timeoutMs;
+  /** The driver's address executors reach (spark.driver.host/port); null: none announced. */
+  private final String driverHost;
+  private final int driverPort;
   private HandOverClient client; // guarded by this; null until connected or after a failure
   private String lastProblem;
+  /** The service's lease from the last APP_DRIVER answer (ms), or -1 when it took none. */
+  private volatile long leaseMs = -1;
+  private volatile String leaseProblem;
   private final AtomicLong handedOver = new AtomicLong();
   private final AtomicLong notHandedOver = new AtomicLong();
 
   public ExecutorHandOver(Path socket, String appId, int timeoutMs) {
+    this(socket, appId, timeoutMs, null, 0);
+  }
+
+  public ExecutorHandOver(Path socket, String appId, int timeoutMs, String driverHost,
+      int driverPort) {
     this.socket = socket;
     this.appId = appId;
     this.timeoutMs = timeoutMs;
+    this.driverHost = driverHost;
+    this.driverPort = driverPort;
   }
 
-  /** The hand-over configured by spark.shuffle.rdma.service.socket, or null when unset. */
+  /**
+   * The hand-over configured by spark.shuffle.rdma.service.socket, or null when unset; it
+   * announces the driver Spark's configuration names (spark.driver.host, spark.driver.port).
+   */
   public static ExecutorHandOver fromConf(RdmaShuffleConf conf, String appId) {
     String path = conf.serviceSocket();
-    return path.isEmpty() ? null
-        : new ExecutorHandOver(Paths.get(path), appId, (int) Math.min(Integer.MAX_VALUE,
-            conf.readTimeoutMs()));
+    if (path.isEmpty()) {
+      return null;
+    }
+    org.apache.spark.SparkConf spark = conf.sparkConf();
+    String host = spark.get(org.apache.spark.internal.config.package$.MODULE$
+        .DRIVER_HOST_ADDRESS().key(), null);
+    int port = spark.getInt(org.apache.spark.internal.config.package$.MODULE$
+        .DRIVER_PORT().key(), 0);
+    return new ExecutorHandOver(Paths.get(path), appId, (int) Math.min(Integer.MAX_VALUE,
+        conf.readTimeoutMs()), host != null && port > 0 ? host : null, port);
+  }
+
+  /**
+   * The connection, opened when there is none. A new one first names the driver; a service
+   * that refuses that (one of an older version) still takes outputs, without a lease.
+   */
+  private HandOverClient client() throws IOException {
+    if (client == null) {
+      HandOverClient c = HandOverClient.connect(socket, timeoutMs);
+      if (driverHost != null) {
+        HandOverAnswer a;
+        try {
+          a = c.appDriver(appId, driverHost, driverPort);
+        } catch (IOException e) {
+          c.close();
+          throw e;
+        }
+        if (a.isRefused()) {
+          leaseMs = -1;
+          leaseProblem = a.refusal();
+        } else {
+          leaseMs = a.leaseMs();
+          leaseProblem = null;
+        }
+      }
+      client = c;
+    }
+    return client;
+  }
+
+  /**
+   * The service's lease on this application (ms its outputs outlive an unreachable driver),
+   * or -1 before the first connection, without a driver, or when the service took none.
+   */
+  public long leaseMs() {
+    return leaseMs;
+  }
+
+  /** Why the service took no lease (its refusal of APP_DRIVER), or null. */
+  public String leaseProblem() {
+    return leaseProblem;
   }
 
   /**
@@ -60,10 +126,7 @@ public final class ExecutorHandOver implements Closeable {
     boolean withChecksums = algorithm != ChecksumAlgorithm.NONE && checksumFile != null
         && partitions > 0 && checksumFile.length() == 8L * partitions;
     try {
-      if (client == null) {
-        client = HandOverClient.connect(socket, timeoutMs);
-      }
-      HandOverAnswer a = client.handOver(appId, shuffleId, mapId, partitions,
+      HandOverAnswer a = client().handOver(appId, shuffleId, mapId, partitions,
           dataFile.toPath(), indexFile.toPath(),
           withChecksums ? checksumFile.toPath() : null,
           withChecksums ? algorithm : ChecksumAlgorithm.NONE);
@@ -97,6 +160,10 @@ public final class ExecutorHandOver implements Closeable {
     return release("application " + appId, c -> c.releaseApp(appId));
   }
 
+  public Path serviceSocket() {
+    return socket;
+  }
+
   /** Whether the socket file exists: a host without a node service has none. */
   public boolean serviceSocketExists() {
     return java.nio.file.Files.exists(socket);
@@ -108,10 +175,7 @@ public final class ExecutorHandOver implements Closeable {
 
   private HandOverAnswer release(String what, Call call) {
     try {
-      if (client == null) {
-        client = HandOverClient.connect(socket, timeoutMs);
-      }
-      HandOverAnswer a = call.on(client);
+      HandOverAnswer a = call.on(client());
       if (a.isRefused()) {
         lastProblem = "the node service refused to release " + what + ": " + a.refusal();
         return null;

@@ -19,7 +19,8 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress;
  * The node service's answer to one request: a one-line refusal, or what the request asked
  * for. HAND_OVER: the service's transport (name and address readers connect to) and the
  * descriptor of the registered output (its regions' addresses, keys and lengths). RELEASE_*:
- * how many outputs and bytes were released. STATS: the service's gauges.
+ * how many outputs and bytes were released. STATS: the service's gauges. APP_DRIVER: the
+ * lease, how long the service keeps the application's outputs once its driver is unreachable.
  */
 public final class HandOverAnswer {
   private final Kind kind;
@@ -30,10 +31,18 @@ public final class HandOverAnswer {
   private final int releasedOutputs;
   private final long releasedBytes;
   private final ServiceStats stats;
+  private final long leaseMs;
 
   private HandOverAnswer(Kind kind, String refusal, String transport, PeerAddress address,
       MapOutputDescriptor descriptor, int releasedOutputs, long releasedBytes,
       ServiceStats stats) {
+    this(kind, refusal, transport, address, descriptor, releasedOutputs, releasedBytes, stats,
+        0);
+  }
+
+  private HandOverAnswer(Kind kind, String refusal, String transport, PeerAddress address,
+      MapOutputDescriptor descriptor, int releasedOutputs, long releasedBytes,
+      ServiceStats stats, long leaseMs) {
     this.kind = kind;
     this.refusal = refusal;
     this.transport = transport;
@@ -42,6 +51,7 @@ public final class HandOverAnswer {
     this.releasedOutputs = releasedOutputs;
     this.releasedBytes = releasedBytes;
     this.stats = stats;
+    this.leaseMs = leaseMs;
   }
 
   /** A refusal; the reason is kept to one line of at most MAX_REASON bytes. */
@@ -65,6 +75,10 @@ public final class HandOverAnswer {
 
   public static HandOverAnswer stats(ServiceStats stats) {
     return new HandOverAnswer(Kind.STATS, null, null, null, null, 0, 0, stats);
+  }
+
+  public static HandOverAnswer lease(long leaseMs) {
+    return new HandOverAnswer(Kind.APP_DRIVER, null, null, null, null, 0, 0, null, leaseMs);
   }
 
   public Kind kind() {
@@ -105,6 +119,11 @@ public final class HandOverAnswer {
     return stats;
   }
 
+  /** APP_DRIVER: how long outputs outlive an unreachable driver, in milliseconds. */
+  public long leaseMs() {
+    return leaseMs;
+  }
+
   public byte[] encode() {
     WireWriter w = HandOverProtocol.header(kind);
     if (refusal != null) {
@@ -124,6 +143,9 @@ public final class HandOverAnswer {
       case STATS:
         w.i64(stats.registeredBytes()).i32(stats.openDescriptors()).i32(stats.applications())
             .i32(stats.outputs()).i64(stats.handOvers()).i64(stats.refusals());
+        break;
+      case APP_DRIVER:
+        w.i64(leaseMs);
         break;
       default:
         w.i32(releasedOutputs).i64(releasedBytes);
@@ -169,6 +191,9 @@ public final class HandOverAnswer {
           a = stats(new ServiceStats(r.i64("registered bytes"), r.i32("open descriptors"),
               r.i32("applications"), r.i32("outputs"), r.i64("hand-overs"), r.i64("refusals")));
           break;
+        case APP_DRIVER:
+          a = lease(r.i64("lease"));
+          break;
         default:
           a = released(kind, r.i32("released outputs"), r.i64("released bytes"));
       }
@@ -187,6 +212,8 @@ public final class HandOverAnswer {
         return "registered on " + transport + " " + address + ": " + descriptor;
       case STATS:
         return "stats: " + stats;
+      case APP_DRIVER:
+        return "lease of " + leaseMs + " ms";
       default:
         return kind + ": released " + releasedOutputs + " outputs, " + releasedBytes + " bytes";
     }

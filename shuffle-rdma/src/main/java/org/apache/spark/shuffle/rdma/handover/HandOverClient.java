@@ -68,6 +68,12 @@ public final class HandOverClient implements Closeable {
     return call(HandOverRequest.releaseApp(appId));
   }
 
+  /** Names the application's driver, whose liveness bounds the application's outputs. */
+  public synchronized HandOverAnswer appDriver(String appId, String driverHost, int driverPort)
+      throws IOException {
+    return call(HandOverRequest.appDriver(appId, driverHost, driverPort));
+  }
+
   public synchronized ServiceStats stats() throws IOException {
     HandOverAnswer a = call(HandOverRequest.stats());
     if (a.isRefused()) {

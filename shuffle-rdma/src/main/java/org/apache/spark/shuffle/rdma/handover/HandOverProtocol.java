@@ -25,6 +25,8 @@ public final class HandOverProtocol {
   public static final int MAX_FDS = 3;
   public static final int MAX_APP_ID = 255;
   public static final int MAX_REASON = 1024;
+  /** A driver's host name or address (DNS names are at most 253 bytes). */
+  public static final int MAX_HOST = 255;
   /** Spark's application ids (local-..., app-..., application_..., spark-...). */
   public static final Pattern APP_ID = Pattern.compile("[A-Za-z0-9._-]{1,255}");
 
@@ -38,7 +40,14 @@ public final class HandOverProtocol {
     HAND_OVER(1),
     RELEASE_SHUFFLE(2),
     RELEASE_APP(3),
-    STATS(4);
+    STATS(4),
+    /**
+     * The application's driver (host, port): the service releases the application once the
+     * driver stops accepting connections for spark.shuffle.rdma.service.driverTimeout.
+     * Added in version 1 after the first four; a service without it refuses it as an
+     * unknown kind and the executor goes on without a lease.
+     */
+    APP_DRIVER(5);
 
     final byte code;
 

@@ -11,7 +11,8 @@ import org.apache.spark.shuffle.rdma.handover.HandOverProtocol.Kind;
  * A request to the node service. HAND_OVER: application, shuffle, map, partition count, the
  * checksum algorithm, and how many descriptors the message carries (data, index, and the
  * checksum file when the algorithm is not NONE). RELEASE_SHUFFLE: application and shuffle.
- * RELEASE_APP: application. STATS: nothing.
+ * RELEASE_APP: application. STATS: nothing. APP_DRIVER: application and its driver's host
+ * and port.
  */
 public final class HandOverRequest {
   private final Kind kind;
@@ -20,15 +21,24 @@ public final class HandOverRequest {
   private final long mapId;
   private final int partitions;
   private final ChecksumAlgorithm checksumAlgorithm;
+  private final String driverHost;
+  private final int driverPort;
 
   private HandOverRequest(Kind kind, String appId, int shuffleId, long mapId, int partitions,
       ChecksumAlgorithm checksumAlgorithm) {
+    this(kind, appId, shuffleId, mapId, partitions, checksumAlgorithm, null, 0);
+  }
+
+  private HandOverRequest(Kind kind, String appId, int shuffleId, long mapId, int partitions,
+      ChecksumAlgorithm checksumAlgorithm, String driverHost, int driverPort) {
     this.kind = kind;
     this.appId = appId;
     this.shuffleId = shuffleId;
     this.mapId = mapId;
     this.partitions = partitions;
     this.checksumAlgorithm = checksumAlgorithm;
+    this.driverHost = driverHost;
+    this.driverPort = driverPort;
   }
 
   public static HandOverRequest handOver(String appId, int shuffleId, long mapId,
@@ -44,6 +54,11 @@ public final class HandOverRequest {
 
   public static HandOverRequest releaseApp(String appId) {
     return new HandOverRequest(Kind.RELEASE_APP, appId, 0, 0, 0, ChecksumAlgorithm.NONE);
+  }
+
+  public static HandOverRequest appDriver(String appId, String driverHost, int driverPort) {
+    return new HandOverRequest(Kind.APP_DRIVER, appId, 0, 0, 0, ChecksumAlgorithm.NONE,
+        driverHost, driverPort);
   }
 
   public static HandOverRequest stats() {
@@ -74,6 +89,16 @@ public final class HandOverRequest {
     return checksumAlgorithm;
   }
 
+  /** APP_DRIVER: the host executors reach the driver at (spark.driver.host). */
+  public String driverHost() {
+    return driverHost;
+  }
+
+  /** APP_DRIVER: the driver's RPC port (spark.driver.port). */
+  public int driverPort() {
+    return driverPort;
+  }
+
   /** Descriptors a HAND_OVER carries: data and index, plus the checksum file if any. */
   public int expectedFds() {
     return kind != Kind.HAND_OVER ? 0 : checksumAlgorithm == ChecksumAlgorithm.NONE ? 2 : 3;
@@ -91,6 +116,9 @@ public final class HandOverRequest {
         break;
       case RELEASE_APP:
         w.string(appId);
+        break;
+      case APP_DRIVER:
+        w.string(appId).string(driverHost).i32(driverPort);
         break;
       default:
         break;
@@ -143,6 +171,17 @@ public final class HandOverRequest {
       case RELEASE_APP:
         req = releaseApp(HandOverProtocol.appId(r));
         break;
+      case APP_DRIVER: {
+        String app = HandOverProtocol.appId(r);
+        String host = r.string("driver host", HandOverProtocol.MAX_HOST);
+        int port = r.i32("driver port");
+        if (host.isEmpty() || port < 1 || port > 65535) {
+          throw new ProtocolException("driver '" + host + "' port " + port + ": needs a host "
+              + "and a port in [1, 65535]");
+        }
+        req = appDriver(app, host, port);
+        break;
+      }
       default:
         req = stats();
     }
@@ -165,6 +204,8 @@ public final class HandOverRequest {
         return "release of " + appId + " shuffle " + shuffleId;
       case RELEASE_APP:
         return "release of " + appId;
+      case APP_DRIVER:
+        return "driver of " + appId + " at " + driverHost + ":" + driverPort;
       default:
         return "stats";
     }

@@ -106,6 +106,9 @@ final class HandOverServer implements Closeable {
   }
 
   private void serve(UnixSocket s) {
+    // The driver this connection announced: its hand-overs renew the lease (after one ran
+    // out while the executor lived on, its next outputs are leased again).
+    HandOverRequest driver = null;
     try {
       while (!closed) {
         UnixSocket.Message m;
@@ -118,7 +121,10 @@ final class HandOverServer implements Closeable {
         HandOverAnswer answer;
         try {
           HandOverRequest req = HandOverRequest.decode(m.body(), m.fds().length);
-          answer = outputs.answer(req, m.fds());
+          answer = outputs.answer(req, m.fds(), driver);
+          if (req.kind() == Kind.APP_DRIVER && !answer.isRefused()) {
+            driver = req;
+          }
         } catch (ProtocolException e) {
           answer = outputs.refuse(Kind.HAND_OVER, "malformed request: " + e.getMessage(),
               m.fds());

@@ -37,6 +37,7 @@ public final class NodeService implements Closeable {
   private final ServedOutputs outputs;
   private final HandOverServer server;
   private final ServiceLog log;
+  private final java.util.concurrent.ScheduledExecutorService leaseProbe;
 
   NodeService(ServiceArgs args, ServiceLog log) throws IOException {
     this.log = log;
@@ -58,7 +59,15 @@ public final class NodeService implements Closeable {
     int cores = Runtime.getRuntime().availableProcessors();
     this.transport = new TcpTransport(new TransportSettings(rdma, host, null, SERVICE_APP_ID,
         cores));
-    this.outputs = new ServedOutputs(transport, rdma.regionSize(), log);
+    DriverLeases leases;
+    try {
+      leases = new DriverLeases(rdma.serviceDriverTimeoutMs(),
+          rdma.serviceDriverProbeIntervalMs(), log);
+    } catch (IllegalArgumentException e) {
+      transport.close();
+      throw e;
+    }
+    this.outputs = new ServedOutputs(transport, rdma.regionSize(), leases, log);
     Set<Integer> uids = new TreeSet<>(args.allowUids);
     uids.add(0);
     uids.add(currentUid());
@@ -71,9 +80,27 @@ public final class NodeService implements Closeable {
     }
     this.server = new HandOverServer(socket, outputs, uids, args.maxConnections, log);
     server.start();
+    // One thread checks every application's driver, one round per interval (DriverLeases).
+    this.leaseProbe = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "node-service-driver-leases");
+      t.setDaemon(true);
+      return t;
+    });
+    long interval = rdma.serviceDriverProbeIntervalMs();
+    leaseProbe.scheduleWithFixedDelay(this::probeDrivers, interval, interval,
+        java.util.concurrent.TimeUnit.MILLISECONDS);
     log.ready(READY + " socket=" + args.socket + " transport=" + transport.name()
         + " address=" + transport.localAddress() + " pid=" + ProcessHandle.current().pid()
+        + " driver-timeout=" + leases.timeoutMs() + "ms"
         + " allowed-uids=" + uids);
+  }
+
+  private void probeDrivers() {
+    try {
+      outputs.probeDrivers();
+    } catch (RuntimeException e) {
+      log.info("driver lease check failed, next round goes on: " + e);
+    }
   }
 
   /** This process's uid (the owner of /proc/self). */
@@ -84,6 +111,7 @@ public final class NodeService implements Closeable {
 
   @Override
   public void close() {
+    leaseProbe.shutdownNow();
     server.close();
     outputs.close();
     transport.close();

@@ -27,12 +27,15 @@ final class ServedOutputs {
   private final long regionSize;
   private final ServiceLog log;
   private final ConcurrentHashMap<String, AppOutputs> apps = new ConcurrentHashMap<>();
+  private final DriverLeases leases;
   private final AtomicLong handOvers = new AtomicLong();
   private final AtomicLong refusals = new AtomicLong();
 
-  ServedOutputs(ShuffleTransport transport, long regionSize, ServiceLog log) {
+  ServedOutputs(ShuffleTransport transport, long regionSize, DriverLeases leases,
+      ServiceLog log) {
     this.transport = transport;
     this.regionSize = regionSize;
+    this.leases = leases;
     this.log = log;
   }
 
@@ -41,9 +44,20 @@ final class ServedOutputs {
    * accepted; on a refusal they are closed here.
    */
   HandOverAnswer answer(HandOverRequest req, int[] fds) {
+    return answer(req, fds, null);
+  }
+
+  /**
+   * As {@link #answer(HandOverRequest, int[])}, on a connection that announced {@code driver}
+   * (APP_DRIVER, or null): a hand-over of that application renews its lease.
+   */
+  HandOverAnswer answer(HandOverRequest req, int[] fds, HandOverRequest driver) {
     try {
       switch (req.kind()) {
         case HAND_OVER:
+          if (driver != null && driver.appId().equals(req.appId())) {
+            announce(driver);
+          }
           return handOver(req, fds);
         case RELEASE_SHUFFLE: {
           AppOutputs app = apps.get(req.appId());
@@ -58,12 +72,12 @@ final class ServedOutputs {
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
         case RELEASE_APP: {
-          AppOutputs app = apps.remove(req.appId());
-          AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0) : app.close();
-          log.info("released " + req.appId() + ": " + r.outputs + " outputs, " + r.bytes
-              + " bytes, " + r.descriptors + " descriptors; " + stats());
+          AppOutputs.Released r = releaseApp(req.appId(), "its driver asked");
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
+        case APP_DRIVER:
+          announce(req);
+          return HandOverAnswer.lease(leases.timeoutMs());
         default:
           return HandOverAnswer.stats(stats());
       }
@@ -86,6 +100,31 @@ final class ServedOutputs {
         return HandOverAnswer.registered(transport.name(), transport.localAddress(), d);
       }
       apps.remove(req.appId(), app); // released meanwhile: a fresh one takes it
+    }
+  }
+
+  private void announce(HandOverRequest driver) {
+    if (leases.announce(driver.appId(), driver.driverHost(), driver.driverPort())) {
+      log.info("application " + driver.appId() + ": driver at " + driver.driverHost() + ":"
+          + driver.driverPort() + "; its outputs are released " + leases.timeoutMs()
+          + " ms after it stops accepting connections");
+    }
+  }
+
+  /** Releases every output of an application and its lease; logs why and what. */
+  private AppOutputs.Released releaseApp(String appId, String why) {
+    leases.forget(appId);
+    AppOutputs app = apps.remove(appId);
+    AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0) : app.close();
+    log.info("released " + appId + " (" + why + "): " + r.outputs + " outputs, " + r.bytes
+        + " bytes, " + r.descriptors + " descriptors; " + stats());
+    return r;
+  }
+
+  /** One round of the leases: releases each application whose driver stayed unreachable. */
+  void probeDrivers() {
+    for (DriverLeases.Expired e : leases.probe()) {
+      releaseApp(e.appId, e.reason);
     }
   }
 

@@ -379,6 +379,31 @@ object RdmaConf {
       "must be empty or an absolute path of at most 107 bytes (a Unix socket path)")
     .createWithDefault(""))
 
+  val SERVICE_DRIVER_TIMEOUT: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "service.driverTimeout")
+    .doc("Node service only (its --conf): how long it keeps an application's map outputs " +
+      "once that application's driver stops accepting TCP connections at the address the " +
+      "executors announced (spark.driver.host, spark.driver.port). Past it every output, " +
+      "descriptor and file of the application is released, as at a normal application end: " +
+      "this is what ends the outputs of a driver that crashed or was killed, and of an " +
+      "application whose end reached no service (docs/node-service.md, lease). Long enough " +
+      "to ride out a driver's GC pause or a network blip: a live application whose outputs " +
+      "were released gets fetch failures and recomputes them.")
+    .version(V)
+    .timeConf(TimeUnit.MILLISECONDS)
+    .checkValue(v => v >= 1000 && v <= TimeUnit.DAYS.toMillis(7), "must be in [1s, 7d]")
+    .createWithDefaultString("2min"))
+
+  val SERVICE_DRIVER_PROBE_INTERVAL: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "service.driverProbeInterval")
+    .doc("Node service only (its --conf): how often it checks each application's driver " +
+      "(one TCP connect, closed at once; the driver's RPC server accepts and drops it). Also " +
+      "the connect timeout of one check. At most spark.shuffle.rdma.service.driverTimeout.")
+    .version(V)
+    .timeConf(TimeUnit.MILLISECONDS)
+    .checkValue(v => v >= 100 && v <= TimeUnit.MINUTES.toMillis(10), "must be in [100ms, 10min]")
+    .createWithDefaultString("10s"))
+
   /** Every key, in definition order (docs/configuration.md lists them in this order). */
   val ALL: Seq[ConfigEntry[_]] = defined.toList
 }
