@@ -49,8 +49,8 @@ final class AppOutputs {
    * @return the descriptor, or null when this application was released meanwhile
    * @throws RefusalException a duplicate hand-over or a registration failure
    */
-  synchronized MapOutputDescriptor register(HandOverRequest req, int[] fds)
-      throws IOException {
+  synchronized MapOutputDescriptor register(HandOverRequest req, int[] fds, long planned,
+      NodeBudget budget) throws IOException {
     if (closed) {
       return null;
     }
@@ -59,11 +59,25 @@ final class AppOutputs {
       throw new RefusalException(appId + " shuffle " + req.shuffleId() + " map "
           + req.mapId() + " was handed over already; release the shuffle first");
     }
+    long before = registry.registeredBytes();
+    String over = budget.reserve(planned, before);
+    if (over != null) {
+      throw new RefusalException(over + "; the executor serves it itself");
+    }
     File data = Fds.procPath(fds[0]).toFile();
     File index = Fds.procPath(fds[1]).toFile();
     File sums = fds.length == 3 ? Fds.procPath(fds[2]).toFile() : null;
-    MapOutputDescriptor d = registry.register(req.shuffleId(), req.mapId(), data, index, sums,
-        req.checksumAlgorithm());
+    MapOutputDescriptor d;
+    try {
+      d = registry.register(req.shuffleId(), req.mapId(), data, index, sums,
+          req.checksumAlgorithm());
+    } catch (IOException | RuntimeException e) {
+      budget.release(planned);
+      throw e;
+    }
+    // What the registry took, exactly (a file that changed since its stat): the budget
+    // then gives back what a release frees.
+    budget.release(planned - (registry.registeredBytes() - before));
     if (d == null) {
       throw new RefusalException("the registry refused the output (over its cap)");
     }

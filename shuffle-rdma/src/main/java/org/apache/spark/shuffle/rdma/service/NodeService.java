@@ -67,7 +67,8 @@ public final class NodeService implements Closeable {
       transport.close();
       throw e;
     }
-    this.outputs = new ServedOutputs(transport, rdma.regionSize(), leases, log);
+    NodeBudget budget = new NodeBudget(args.maxRegisteredBytes, args.appSharePercent);
+    this.outputs = new ServedOutputs(transport, rdma.regionSize(), leases, budget, log);
     Set<Integer> uids = new TreeSet<>(args.allowUids);
     uids.add(0);
     uids.add(currentUid());
@@ -92,6 +93,7 @@ public final class NodeService implements Closeable {
     log.ready(READY + " socket=" + args.socket + " transport=" + transport.name()
         + " address=" + transport.localAddress() + " pid=" + ProcessHandle.current().pid()
         + " driver-timeout=" + leases.timeoutMs() + "ms"
+        + " max-registered-bytes=" + budget.max() + " app-max=" + budget.appMax()
         + " allowed-uids=" + uids);
   }
 

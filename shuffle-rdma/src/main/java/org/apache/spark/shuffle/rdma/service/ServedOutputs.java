@@ -28,14 +28,16 @@ final class ServedOutputs {
   private final ServiceLog log;
   private final ConcurrentHashMap<String, AppOutputs> apps = new ConcurrentHashMap<>();
   private final DriverLeases leases;
+  private final NodeBudget budget;
   private final AtomicLong handOvers = new AtomicLong();
   private final AtomicLong refusals = new AtomicLong();
 
   ServedOutputs(ShuffleTransport transport, long regionSize, DriverLeases leases,
-      ServiceLog log) {
+      NodeBudget budget, ServiceLog log) {
     this.transport = transport;
     this.regionSize = regionSize;
     this.leases = leases;
+    this.budget = budget;
     this.log = log;
   }
 
@@ -63,6 +65,7 @@ final class ServedOutputs {
           AppOutputs app = apps.get(req.appId());
           AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0)
               : app.releaseShuffle(req.shuffleId());
+          budget.release(r.bytes);
           if (app != null && app.isEmpty()) {
             apps.remove(req.appId(), app);
           }
@@ -91,10 +94,14 @@ final class ServedOutputs {
     if (problem != null) {
       return refuse(req.kind(), req + " refused: " + problem, fds);
     }
+    long planned = 0;
+    for (int fd : fds) {
+      planned += Fds.stat(fd)[1]; // data, index and checksums: what the registry maps
+    }
     while (true) {
       AppOutputs app = apps.computeIfAbsent(req.appId(),
           id -> new AppOutputs(id, transport, regionSize));
-      MapOutputDescriptor d = app.register(req, fds);
+      MapOutputDescriptor d = app.register(req, fds, planned, budget);
       if (d != null) {
         handOvers.incrementAndGet();
         return HandOverAnswer.registered(transport.name(), transport.localAddress(), d);
@@ -116,6 +123,7 @@ final class ServedOutputs {
     leases.forget(appId);
     AppOutputs app = apps.remove(appId);
     AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0) : app.close();
+    budget.release(r.bytes);
     log.info("released " + appId + " (" + why + "): " + r.outputs + " outputs, " + r.bytes
         + " bytes, " + r.descriptors + " descriptors; " + stats());
     return r;

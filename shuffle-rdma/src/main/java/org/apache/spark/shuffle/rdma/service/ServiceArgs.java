@@ -16,19 +16,25 @@ import java.util.TreeSet;
 /**
  * The node service's command line:
  * {@code --socket PATH [--transport tcp|verbs|auto] [--host H] [--port N] [--allow-uid U]...
- * [--max-connections N] [--conf spark.shuffle.rdma.KEY=VALUE]...}. A bad argument is an
+ * [--max-connections N] [--max-registered-bytes SIZE] [--app-share PERCENT]
+ * [--conf spark.shuffle.rdma.KEY=VALUE]...}. A bad argument is an
  * {@link IllegalArgumentException} naming it and the fix.
  */
 final class ServiceArgs {
   static final String USAGE = "usage: shuffle-rdma-service --socket PATH "
       + "[--transport tcp|verbs|auto] [--host ADDRESS] [--port N] [--allow-uid UID]... "
-      + "[--max-connections N] [--conf spark.shuffle.rdma.KEY=VALUE]...";
+      + "[--max-connections N] [--max-registered-bytes SIZE] [--app-share PERCENT] "
+      + "[--conf spark.shuffle.rdma.KEY=VALUE]...";
 
   Path socket;
   String transport = "auto";
   String host;
   int port;
   int maxConnections = 256;
+  /** The node's cap on registered bytes across applications; 0: none. */
+  long maxRegisteredBytes;
+  /** What one application may hold, in percent of maxRegisteredBytes. */
+  int appSharePercent = 100;
   final Set<Integer> allowUids = new TreeSet<>();
   final Map<String, String> conf = new LinkedHashMap<>();
   boolean help;
@@ -68,6 +74,20 @@ final class ServiceArgs {
         case "--max-connections":
           a.maxConnections = number(arg, v, 1, 65536);
           break;
+        case "--max-registered-bytes":
+          try {
+            a.maxRegisteredBytes = org.apache.spark.network.util.JavaUtils.byteStringAsBytes(v);
+          } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--max-registered-bytes takes a size (0, 512m, "
+                + "64g), not '" + v + "'");
+          }
+          if (a.maxRegisteredBytes < 0) {
+            throw new IllegalArgumentException("--max-registered-bytes must not be negative");
+          }
+          break;
+        case "--app-share":
+          a.appSharePercent = number(arg, v, 1, 100);
+          break;
         case "--conf": {
           int eq = v.indexOf('=');
           if (eq <= 0 || !v.startsWith("spark.shuffle.rdma.")) {
@@ -83,6 +103,10 @@ final class ServiceArgs {
     }
     if (a.socket == null) {
       throw new IllegalArgumentException("--socket PATH is required; " + USAGE);
+    }
+    if (a.appSharePercent < 100 && a.maxRegisteredBytes == 0) {
+      throw new IllegalArgumentException("--app-share is a share of --max-registered-bytes: "
+          + "set a cap with --max-registered-bytes SIZE");
     }
     return a;
   }
