@@ -134,7 +134,11 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
     val service = NodeServiceProcess.start()
     var sc: SparkContext = null
     try {
-      sc = new SparkContext(conf("rdma-node-service", service))
+      // With spark.authenticate: the service serves this application on a transport of its
+      // own that authenticates the readers with the application's secret.
+      sc = new SparkContext(conf("rdma-node-service", service)
+        .set("spark.authenticate", "true")
+        .set("spark.authenticate.secret", "node-service-suite-secret"))
       val events = new Events
       sc.addSparkListener(events)
       val summed = shuffled(sc)
@@ -152,6 +156,8 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
       // The executors named this driver to the service: the lease that ends the outputs.
       service.awaitLine(s"application ${sc.applicationId}: driver at " +
         s"${sc.getConf.get("spark.driver.host")}:${sc.getConf.get("spark.driver.port")};", 10)
+      service.awaitLine(s"application ${sc.applicationId} authenticates: its outputs are " +
+        "served on tcp", 10)
       assert(s1.registeredBytes() > 0 && s1.openDescriptors() >= 2 * MapTasks, s1)
 
       val released = awaitAllReleased(sc, events)

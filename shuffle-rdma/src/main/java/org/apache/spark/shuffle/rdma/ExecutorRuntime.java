@@ -86,7 +86,8 @@ final class ExecutorRuntime implements AutoCloseable {
       RpcEndpointRef master = MetadataRpc.masterRef(env);
       this.tables = new ShuffleTableCache(master, MetadataRpc.tablesRef(env));
       this.service = !conf.handsOverToService() ? null : new NodeServiceHandOff(
-          ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId()), tables,
+          ExecutorHandOver.fromConf(conf, conf.sparkConf().getAppId(), env.securityManager()),
+          tables,
           env.executorId(), transport.name());
       this.client = new RdmaBlockStoreClient(transport, tables,
           SparkShims.transportConf(conf.sparkConf(), "shuffle", cores),

@@ -72,9 +72,6 @@ public class RdmaShuffleManager extends SortShuffleManager {
     // (or executor) at startup with the key's name, not at the first shuffle.
     this.rdmaConf = new RdmaShuffleConf(conf);
     this.isDriver = isDriver;
-    if (isDriver && rdmaConf.serviceHandOverProblem() != null) {
-      LOG.warn("{}", rdmaConf.serviceHandOverProblem());
-    }
     if (isDriver && rdmaConf.handsOverToService()
         && !RdmaShuffleDataIO.class.getName().equals(
             conf.get(RdmaShuffleDataIO.PLUGIN_CLASS_KEY, ""))) {
@@ -298,7 +295,8 @@ public class RdmaShuffleManager extends SortShuffleManager {
         if (env == null || stopped) {
           return;
         }
-        driverService = ExecutorHandOver.fromConf(rdmaConf, env.conf().getAppId());
+        driverService = ExecutorHandOver.fromConf(rdmaConf, env.conf().getAppId(),
+            env.securityManager());
       }
       if (!driverService.serviceSocketExists()) {
         return; // no node service on the driver's host

@@ -45,7 +45,6 @@ class NodeServiceConfTest {
   void aSocketMakesStorageReliableAndTurnsHostLocalReadsOff() {
     SparkConf c = conf().set(RdmaConf.SERVICE_SOCKET().key(), "/run/shuffle-rdma/service.sock");
     assertTrue(new RdmaShuffleConf(c).handsOverToService());
-    assertNull(new RdmaShuffleConf(c).serviceHandOverProblem());
     assertTrue(reliable(c));
     RdmaShuffleManager m = new RdmaShuffleManager(c, false);
     try {
@@ -55,18 +54,17 @@ class NodeServiceConfTest {
     }
   }
 
+  /** The service authenticates each application's readers with its secret (ServiceAuthTest). */
   @Test
-  void authenticationTurnsTheHandOverOff() {
+  void authenticationKeepsTheHandOver() {
     SparkConf c = conf().set(RdmaConf.SERVICE_SOCKET().key(), "/run/shuffle-rdma/service.sock")
         .set("spark.authenticate", "true").set("spark.authenticate.secret", "s3cret");
     RdmaShuffleConf rc = new RdmaShuffleConf(c);
-    assertFalse(rc.handsOverToService());
-    assertTrue(rc.serviceHandOverProblem().startsWith(RdmaConf.SERVICE_SOCKET().key()
-        + " is ignored: spark.authenticate=true"), rc.serviceHandOverProblem());
-    assertFalse(reliable(c), "Spark must keep unregistering a lost executor's outputs");
-    RdmaShuffleManager m = new RdmaShuffleManager(c, true);
+    assertTrue(rc.handsOverToService());
+    assertTrue(reliable(c));
+    RdmaShuffleManager m = new RdmaShuffleManager(c, false);
     try {
-      assertFalse(c.contains(RdmaShuffleManager.HOST_LOCAL_DISK));
+      assertEquals("false", c.get(RdmaShuffleManager.HOST_LOCAL_DISK));
     } finally {
       m.stop();
     }

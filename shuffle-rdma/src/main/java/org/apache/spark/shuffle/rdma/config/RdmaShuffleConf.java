@@ -214,23 +214,12 @@ public final class RdmaShuffleConf {
   }
 
   /**
-   * Why executors do not hand their map outputs to the node service although its socket is
-   * set, or null when they do (or no socket is set). With spark.authenticate readers
-   * authenticate with the application's secret, which the service does not have (it has no
-   * per-application authentication yet), so they could not read what it serves.
+   * Whether executors hand their committed map outputs to the node service. With
+   * spark.authenticate too: the executors give the service the application's secret and its
+   * readers authenticate there with it (docs/node-service.md, authentication).
    */
-  public String serviceHandOverProblem() {
-    if (!serviceSocket().isEmpty() && sparkConf.getBoolean("spark.authenticate", false)) {
-      return RdmaConf.SERVICE_SOCKET().key() + " is ignored: spark.authenticate=true, and the "
-          + "node service has no per-application authentication yet, so readers could not "
-          + "read from it; executors keep serving their own map outputs";
-    }
-    return null;
-  }
-
-  /** Whether executors hand their committed map outputs to the node service. */
   public boolean handsOverToService() {
-    return !serviceSocket().isEmpty() && serviceHandOverProblem() == null;
+    return !serviceSocket().isEmpty();
   }
 
   /** How long a verbs read waits for receive-pool memory before it lands outside the pool. */

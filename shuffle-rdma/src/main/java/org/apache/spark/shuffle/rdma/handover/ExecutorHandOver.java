@@ -22,7 +22,10 @@ import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
  * {@link #lastProblem()} set, and the executor registers the output itself; the next call
  * connects again. The driver uses one too, for the releases (RELEASE_SHUFFLE, RELEASE_APP).
  * Each new connection first names the application's driver (APP_DRIVER), whose liveness the
- * service watches to end the application's outputs when the driver is gone (the lease).
+ * service watches to end the application's outputs when the driver is gone (the lease), and
+ * with spark.authenticate proves the application with its secret (APP_AUTH): the service
+ * then serves its outputs on a transport that authenticates readers with that secret. A
+ * service that does not take the secret gets nothing of this application.
  */
 public final class ExecutorHandOver implements Closeable {
   private final Path socket;
@@ -31,6 +34,9 @@ public final class ExecutorHandOver implements Closeable {
   /** The driver's address executors reach (spark.driver.host/port); null: none announced. */
   private final String driverHost;
   private final int driverPort;
+  /** spark.authenticate: the application's secret and network crypto; null: none. */
+  private final String secret;
+  private final int encryption;
   private HandOverClient client; // guarded by this; null until connected or after a failure
   private String lastProblem;
   /** The service's lease from the last APP_DRIVER answer (ms), or -1 when it took none. */
@@ -45,18 +51,32 @@ public final class ExecutorHandOver implements Closeable {
 
   public ExecutorHandOver(Path socket, String appId, int timeoutMs, String driverHost,
       int driverPort) {
+    this(socket, appId, timeoutMs, driverHost, driverPort, null, 0);
+  }
+
+  /**
+   * @param secret the application's secret with spark.authenticate, else null
+   * @param encryption HandOverRequest.NETWORK_CRYPTO and/or SASL_ENCRYPTION, as the
+   *     application's readers connect
+   */
+  public ExecutorHandOver(Path socket, String appId, int timeoutMs, String driverHost,
+      int driverPort, String secret, int encryption) {
     this.socket = socket;
     this.appId = appId;
     this.timeoutMs = timeoutMs;
     this.driverHost = driverHost;
     this.driverPort = driverPort;
+    this.secret = secret;
+    this.encryption = encryption;
   }
 
   /**
    * The hand-over configured by spark.shuffle.rdma.service.socket, or null when unset; it
-   * announces the driver Spark's configuration names (spark.driver.host, spark.driver.port).
+   * announces the driver Spark's configuration names (spark.driver.host, spark.driver.port),
+   * and with spark.authenticate the application's secret from {@code security}.
    */
-  public static ExecutorHandOver fromConf(RdmaShuffleConf conf, String appId) {
+  public static ExecutorHandOver fromConf(RdmaShuffleConf conf, String appId,
+      org.apache.spark.SecurityManager security) {
     String path = conf.serviceSocket();
     if (path.isEmpty()) {
       return null;
@@ -66,8 +86,19 @@ public final class ExecutorHandOver implements Closeable {
         .DRIVER_HOST_ADDRESS().key(), null);
     int port = spark.getInt(org.apache.spark.internal.config.package$.MODULE$
         .DRIVER_PORT().key(), 0);
+    boolean auth = security != null && security.isAuthenticationEnabled();
+    int encryption = 0;
+    if (auth && spark.getBoolean(org.apache.spark.internal.config.Network$.MODULE$
+        .NETWORK_CRYPTO_ENABLED().key(), false)) {
+      encryption |= HandOverRequest.NETWORK_CRYPTO;
+    }
+    if (auth && spark.getBoolean(org.apache.spark.internal.config.package$.MODULE$
+        .SASL_ENCRYPTION_ENABLED().key(), false)) {
+      encryption |= HandOverRequest.SASL_ENCRYPTION;
+    }
     return new ExecutorHandOver(Paths.get(path), appId, (int) Math.min(Integer.MAX_VALUE,
-        conf.readTimeoutMs()), host != null && port > 0 ? host : null, port);
+        conf.readTimeoutMs()), host != null && port > 0 ? host : null, port,
+        auth ? security.getSecretKey() : null, encryption);
   }
 
   /**
@@ -91,6 +122,21 @@ public final class ExecutorHandOver implements Closeable {
         } else {
           leaseMs = a.leaseMs();
           leaseProblem = null;
+        }
+      }
+      if (secret != null) {
+        HandOverAnswer a;
+        try {
+          a = c.appAuth(appId, secret, encryption);
+        } catch (IOException e) {
+          c.close();
+          throw e;
+        }
+        if (a.isRefused()) {
+          c.close();
+          throw new IOException("it did not take this application's authentication "
+              + "(spark.authenticate), so it could not make readers authenticate: "
+              + a.refusal());
         }
       }
       client = c;

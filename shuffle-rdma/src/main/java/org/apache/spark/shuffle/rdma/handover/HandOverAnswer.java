@@ -81,6 +81,11 @@ public final class HandOverAnswer {
     return new HandOverAnswer(Kind.APP_DRIVER, null, null, null, null, 0, 0, null, leaseMs);
   }
 
+  /** APP_AUTH taken: the connection may hand over and release the application's outputs. */
+  public static HandOverAnswer authenticated() {
+    return new HandOverAnswer(Kind.APP_AUTH, null, null, null, null, 0, 0, null, 0);
+  }
+
   public Kind kind() {
     return kind;
   }
@@ -147,6 +152,8 @@ public final class HandOverAnswer {
       case APP_DRIVER:
         w.i64(leaseMs);
         break;
+      case APP_AUTH:
+        break;
       default:
         w.i32(releasedOutputs).i64(releasedBytes);
     }
@@ -194,6 +201,9 @@ public final class HandOverAnswer {
         case APP_DRIVER:
           a = lease(r.i64("lease"));
           break;
+        case APP_AUTH:
+          a = authenticated();
+          break;
         default:
           a = released(kind, r.i32("released outputs"), r.i64("released bytes"));
       }
@@ -214,6 +224,8 @@ public final class HandOverAnswer {
         return "stats: " + stats;
       case APP_DRIVER:
         return "lease of " + leaseMs + " ms";
+      case APP_AUTH:
+        return "authenticated";
       default:
         return kind + ": released " + releasedOutputs + " outputs, " + releasedBytes + " bytes";
     }

@@ -74,6 +74,12 @@ public final class HandOverClient implements Closeable {
     return call(HandOverRequest.appDriver(appId, driverHost, driverPort));
   }
 
+  /** Proves the application (spark.authenticate) on this connection. */
+  public synchronized HandOverAnswer appAuth(String appId, String secret, int encryption)
+      throws IOException {
+    return call(HandOverRequest.appAuth(appId, secret, encryption));
+  }
+
   public synchronized ServiceStats stats() throws IOException {
     HandOverAnswer a = call(HandOverRequest.stats());
     if (a.isRefused()) {

@@ -25,6 +25,8 @@ public final class HandOverProtocol {
   public static final int MAX_FDS = 3;
   public static final int MAX_APP_ID = 255;
   public static final int MAX_REASON = 1024;
+  /** The longest application secret the service takes (Spark's generated one: 44 bytes). */
+  public static final int MAX_SECRET = 512;
   /** A driver's host name or address (DNS names are at most 253 bytes). */
   public static final int MAX_HOST = 255;
   /** Spark's application ids (local-..., app-..., application_..., spark-...). */
@@ -47,7 +49,14 @@ public final class HandOverProtocol {
      * Added in version 1 after the first four; a service without it refuses it as an
      * unknown kind and the executor goes on without a lease.
      */
-    APP_DRIVER(5);
+    APP_DRIVER(5),
+    /**
+     * With spark.authenticate: the application's secret (and whether its connections are
+     * encrypted). The service then serves the application's outputs on a transport of its
+     * own that authenticates readers with that secret, and takes hand-overs and releases of
+     * the application only on connections that presented it.
+     */
+    APP_AUTH(6);
 
     final byte code;
 

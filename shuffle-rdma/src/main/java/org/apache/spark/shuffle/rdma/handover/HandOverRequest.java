@@ -23,14 +23,18 @@ public final class HandOverRequest {
   private final ChecksumAlgorithm checksumAlgorithm;
   private final String driverHost;
   private final int driverPort;
+  /** APP_AUTH: the application's secret (never printed) and its wire encryption. */
+  private final String secret;
+  private final int encryption;
 
   private HandOverRequest(Kind kind, String appId, int shuffleId, long mapId, int partitions,
       ChecksumAlgorithm checksumAlgorithm) {
-    this(kind, appId, shuffleId, mapId, partitions, checksumAlgorithm, null, 0);
+    this(kind, appId, shuffleId, mapId, partitions, checksumAlgorithm, null, 0, null, 0);
   }
 
   private HandOverRequest(Kind kind, String appId, int shuffleId, long mapId, int partitions,
-      ChecksumAlgorithm checksumAlgorithm, String driverHost, int driverPort) {
+      ChecksumAlgorithm checksumAlgorithm, String driverHost, int driverPort, String secret,
+      int encryption) {
     this.kind = kind;
     this.appId = appId;
     this.shuffleId = shuffleId;
@@ -39,6 +43,8 @@ public final class HandOverRequest {
     this.checksumAlgorithm = checksumAlgorithm;
     this.driverHost = driverHost;
     this.driverPort = driverPort;
+    this.secret = secret;
+    this.encryption = encryption;
   }
 
   public static HandOverRequest handOver(String appId, int shuffleId, long mapId,
@@ -58,7 +64,18 @@ public final class HandOverRequest {
 
   public static HandOverRequest appDriver(String appId, String driverHost, int driverPort) {
     return new HandOverRequest(Kind.APP_DRIVER, appId, 0, 0, 0, ChecksumAlgorithm.NONE,
-        driverHost, driverPort);
+        driverHost, driverPort, null, 0);
+  }
+
+  /** Wire encryption of APP_AUTH: spark.network.crypto.enabled. */
+  public static final int NETWORK_CRYPTO = 1;
+  /** Wire encryption of APP_AUTH: spark.authenticate.enableSaslEncryption. */
+  public static final int SASL_ENCRYPTION = 2;
+
+  /** @param encryption {@link #NETWORK_CRYPTO} and/or {@link #SASL_ENCRYPTION}, or 0 */
+  public static HandOverRequest appAuth(String appId, String secret, int encryption) {
+    return new HandOverRequest(Kind.APP_AUTH, appId, 0, 0, 0, ChecksumAlgorithm.NONE, null, 0,
+        secret, encryption);
   }
 
   public static HandOverRequest stats() {
@@ -99,6 +116,16 @@ public final class HandOverRequest {
     return driverPort;
   }
 
+  /** APP_AUTH: the application's secret (spark.authenticate.secret or Spark's generated). */
+  public String secret() {
+    return secret;
+  }
+
+  /** APP_AUTH: the application's wire encryption settings, as bits. */
+  public int encryption() {
+    return encryption;
+  }
+
   /** Descriptors a HAND_OVER carries: data and index, plus the checksum file if any. */
   public int expectedFds() {
     return kind != Kind.HAND_OVER ? 0 : checksumAlgorithm == ChecksumAlgorithm.NONE ? 2 : 3;
@@ -119,6 +146,9 @@ public final class HandOverRequest {
         break;
       case APP_DRIVER:
         w.string(appId).string(driverHost).i32(driverPort);
+        break;
+      case APP_AUTH:
+        w.string(appId).string(secret).u8(encryption);
         break;
       default:
         break;
@@ -182,6 +212,17 @@ public final class HandOverRequest {
         req = appDriver(app, host, port);
         break;
       }
+      case APP_AUTH: {
+        String app = HandOverProtocol.appId(r);
+        String secret = r.string("secret", HandOverProtocol.MAX_SECRET);
+        int encryption = r.u8("encryption");
+        if (secret.isEmpty() || encryption > (NETWORK_CRYPTO | SASL_ENCRYPTION)) {
+          throw new ProtocolException("an application secret must not be empty and "
+              + "encryption has bits 1 and 2 only (" + encryption + ")");
+        }
+        req = appAuth(app, secret, encryption);
+        break;
+      }
       default:
         req = stats();
     }
@@ -206,6 +247,8 @@ public final class HandOverRequest {
         return "release of " + appId;
       case APP_DRIVER:
         return "driver of " + appId + " at " + driverHost + ":" + driverPort;
+      case APP_AUTH:
+        return "authentication of " + appId + " (encryption " + encryption + ")";
       default:
         return "stats";
     }

@@ -6,6 +6,8 @@ package org.apache.spark.shuffle.rdma.service;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +27,9 @@ import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
  * descriptors of the files, held open until the output is released. The registry opens the
  * files through /proc/self/fd/N, which names the passed file even after Spark deleted its
  * path; holding the descriptor keeps that name valid for the registry's backing checks.
+ * An application that proved itself with its secret (spark.authenticate) has a transport of
+ * its own, which authenticates readers with that secret and holds only its keys; it closes
+ * with the application.
  */
 final class AppOutputs {
   static final String SERVICE_EXECUTOR_ID = "node-service";
@@ -32,14 +37,48 @@ final class AppOutputs {
 
   private final String appId;
   private final MapOutputRegistry registry;
+  private final ShuffleTransport transport;
+  /** The application's secret when its transport is its own (spark.authenticate); else null. */
+  private final byte[] secret;
   /** shuffle id, map id: the descriptors (data, index[, checksums]). Guarded by this. */
   private final Map<Integer, Map<Long, int[]>> held = new HashMap<>();
   private int openDescriptors;
   private boolean closed;
 
+  /** An application without authentication, on the service's shared transport. */
   AppOutputs(String appId, ShuffleTransport transport, long regionSize) {
+    this(appId, transport, regionSize, null);
+  }
+
+  /**
+   * @param secret null: {@code transport} is the service's shared one; else the
+   *     application's secret and {@code transport} its own, closed with it
+   */
+  AppOutputs(String appId, ShuffleTransport transport, long regionSize, String secret) {
     this.appId = appId;
+    this.transport = transport;
+    this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
     this.registry = new MapOutputRegistry(transport, regionSize, SERVICE_EXECUTOR_ID);
+  }
+
+  String appId() {
+    return appId;
+  }
+
+  /** Where readers read this application's outputs. */
+  ShuffleTransport transport() {
+    return transport;
+  }
+
+  /** Whether readers must authenticate with the application's secret. */
+  boolean authenticated() {
+    return secret != null;
+  }
+
+  /** Whether {@code other} is this application's secret (constant time). */
+  boolean secretMatches(String other) {
+    return secret != null && MessageDigest.isEqual(secret,
+        other.getBytes(StandardCharsets.UTF_8));
   }
 
   /**
@@ -99,6 +138,9 @@ final class AppOutputs {
 
   /** Releases everything and refuses hand-overs from now on (a new AppOutputs takes them). */
   synchronized Released close() {
+    if (closed) {
+      return new Released(0, 0);
+    }
     closed = true;
     long before = registry.registeredBytes();
     int outputs = registry.outputCount();
@@ -108,7 +150,22 @@ final class AppOutputs {
       fds += close(shuffle);
     }
     held.clear();
+    if (secret != null) {
+      transport.close(); // its own: no key of it is left
+    }
     return new Released(outputs, before - registry.registeredBytes(), fds);
+  }
+
+  /**
+   * Closes this when it holds no output (its last shuffle was released), under the same lock
+   * a hand-over takes, so no output can land in it meanwhile; true when closed.
+   */
+  synchronized boolean closeIfEmpty() {
+    if (!held.isEmpty()) {
+      return false;
+    }
+    close();
+    return true;
   }
 
   private int close(Map<Long, int[]> shuffle) {

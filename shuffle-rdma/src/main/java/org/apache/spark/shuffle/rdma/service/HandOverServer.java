@@ -106,9 +106,9 @@ final class HandOverServer implements Closeable {
   }
 
   private void serve(UnixSocket s) {
-    // The driver this connection announced: its hand-overs renew the lease (after one ran
-    // out while the executor lived on, its next outputs are leased again).
-    HandOverRequest driver = null;
+    // What this connection declared: its driver (a hand-over renews a lapsed lease) and the
+    // applications it proved with their secret.
+    HandOverConnection conn = new HandOverConnection();
     try {
       while (!closed) {
         UnixSocket.Message m;
@@ -121,10 +121,7 @@ final class HandOverServer implements Closeable {
         HandOverAnswer answer;
         try {
           HandOverRequest req = HandOverRequest.decode(m.body(), m.fds().length);
-          answer = outputs.answer(req, m.fds(), driver);
-          if (req.kind() == Kind.APP_DRIVER && !answer.isRefused()) {
-            driver = req;
-          }
+          answer = outputs.answer(req, m.fds(), conn);
         } catch (ProtocolException e) {
           answer = outputs.refuse(Kind.HAND_OVER, "malformed request: " + e.getMessage(),
               m.fds());

@@ -16,6 +16,8 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.fdpass.UnixServerSocket;
+import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
@@ -68,7 +70,10 @@ public final class NodeService implements Closeable {
       throw e;
     }
     NodeBudget budget = new NodeBudget(args.maxRegisteredBytes, args.appSharePercent);
-    this.outputs = new ServedOutputs(transport, rdma.regionSize(), leases, budget, log);
+    ServedOutputs.AppTransports appTransports = (appId, secret, encryption) ->
+        appTransport(args, host, appId, secret, encryption);
+    this.outputs = new ServedOutputs(transport, appTransports, rdma.regionSize(), leases,
+        budget, log);
     Set<Integer> uids = new TreeSet<>(args.allowUids);
     uids.add(0);
     uids.add(currentUid());
@@ -97,12 +102,46 @@ public final class NodeService implements Closeable {
         + " allowed-uids=" + uids);
   }
 
+  /**
+   * The transport of one application that authenticates (spark.authenticate): the service's
+   * settings, any free port, and Spark's own authentication with the application's secret
+   * and wire encryption, so its readers connect to it as to an executor of theirs. At most two
+   * Netty threads each: the service may hold many.
+   */
+  private static ShuffleTransport appTransport(ServiceArgs args, String host, String appId,
+      String secret, int encryption) throws IOException {
+    SparkConf conf = new SparkConf(false);
+    for (Map.Entry<String, String> e : args.conf.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    org.apache.spark.internal.config.package$ spark =
+        org.apache.spark.internal.config.package$.MODULE$;
+    conf.set(RdmaConf.PORT().key(), "0");
+    conf.set("spark.app.id", appId);
+    conf.set(spark.NETWORK_AUTH_ENABLED().key(), "true");
+    conf.set(spark.AUTH_SECRET().key(), secret);
+    conf.set(org.apache.spark.internal.config.Network$.MODULE$.NETWORK_CRYPTO_ENABLED().key(),
+        Boolean.toString((encryption & HandOverRequest.NETWORK_CRYPTO) != 0));
+    conf.set(spark.SASL_ENCRYPTION_ENABLED().key(),
+        Boolean.toString((encryption & HandOverRequest.SASL_ENCRYPTION) != 0));
+    org.apache.spark.SecurityManager security = new org.apache.spark.SecurityManager(conf,
+        scala.Option.empty(), spark.AUTH_SECRET_FILE());
+    int cores = Math.min(2, Runtime.getRuntime().availableProcessors());
+    return new TcpTransport(new TransportSettings(new RdmaShuffleConf(conf), host, security,
+        appId, cores));
+  }
+
   private void probeDrivers() {
     try {
       outputs.probeDrivers();
     } catch (RuntimeException e) {
       log.info("driver lease check failed, next round goes on: " + e);
     }
+  }
+
+  /** Where readers of applications without authentication read (the shared transport). */
+  PeerAddress sharedAddress() {
+    return transport.localAddress();
   }
 
   /** This process's uid (the owner of /proc/self). */

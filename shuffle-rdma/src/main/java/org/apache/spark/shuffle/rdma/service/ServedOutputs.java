@@ -18,12 +18,24 @@ import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 
 /**
- * Every map output the node service serves, per application, on the service's one
- * transport; answers each request. Requests of different applications run in parallel;
+ * Every map output the node service serves, per application, and answers each request.
+ * Applications without authentication share the service's transport; one that proved itself
+ * with its secret (APP_AUTH, spark.authenticate) gets a transport of its own, which
+ * authenticates readers with that secret, and only connections that presented the secret may
+ * hand over or release its outputs. Requests of different applications run in parallel;
  * those of one application one at a time.
  */
 final class ServedOutputs {
+  /** At most this many applications with a transport of their own (a port and threads each). */
+  static final int MAX_AUTHENTICATED_APPS = 256;
+
+  /** Opens an authenticated application's own transport. */
+  interface AppTransports {
+    ShuffleTransport open(String appId, String secret, int encryption) throws IOException;
+  }
+
   private final ShuffleTransport transport;
+  private final AppTransports appTransports;
   private final long regionSize;
   private final ServiceLog log;
   private final ConcurrentHashMap<String, AppOutputs> apps = new ConcurrentHashMap<>();
@@ -32,9 +44,10 @@ final class ServedOutputs {
   private final AtomicLong handOvers = new AtomicLong();
   private final AtomicLong refusals = new AtomicLong();
 
-  ServedOutputs(ShuffleTransport transport, long regionSize, DriverLeases leases,
-      NodeBudget budget, ServiceLog log) {
+  ServedOutputs(ShuffleTransport transport, AppTransports appTransports, long regionSize,
+      DriverLeases leases, NodeBudget budget, ServiceLog log) {
     this.transport = transport;
+    this.appTransports = appTransports;
     this.regionSize = regionSize;
     this.leases = leases;
     this.budget = budget;
@@ -46,27 +59,33 @@ final class ServedOutputs {
    * accepted; on a refusal they are closed here.
    */
   HandOverAnswer answer(HandOverRequest req, int[] fds) {
-    return answer(req, fds, null);
+    return answer(req, fds, new HandOverConnection());
   }
 
   /**
-   * As {@link #answer(HandOverRequest, int[])}, on a connection that announced {@code driver}
-   * (APP_DRIVER, or null): a hand-over of that application renews its lease.
+   * As {@link #answer(HandOverRequest, int[])}, on a connection with what it declared so far:
+   * a hand-over of the application whose driver it announced renews that lease, and an
+   * authenticated application's outputs are taken and released only on a connection that
+   * presented its secret.
    */
-  HandOverAnswer answer(HandOverRequest req, int[] fds, HandOverRequest driver) {
+  HandOverAnswer answer(HandOverRequest req, int[] fds, HandOverConnection conn) {
     try {
       switch (req.kind()) {
         case HAND_OVER:
-          if (driver != null && driver.appId().equals(req.appId())) {
-            announce(driver);
+          if (conn.driver != null && conn.driver.appId().equals(req.appId())) {
+            announce(conn.driver);
           }
-          return handOver(req, fds);
+          return handOver(req, fds, conn);
         case RELEASE_SHUFFLE: {
           AppOutputs app = apps.get(req.appId());
+          String denied = denied(app, conn);
+          if (denied != null) {
+            return refuse(req.kind(), req + " refused: " + denied, fds);
+          }
           AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0)
               : app.releaseShuffle(req.shuffleId());
           budget.release(r.bytes);
-          if (app != null && app.isEmpty()) {
+          if (app != null && app.closeIfEmpty()) {
             apps.remove(req.appId(), app);
           }
           log.info("released " + req.appId() + " shuffle " + req.shuffleId() + ": "
@@ -75,12 +94,19 @@ final class ServedOutputs {
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
         case RELEASE_APP: {
+          String denied = denied(apps.get(req.appId()), conn);
+          if (denied != null) {
+            return refuse(req.kind(), req + " refused: " + denied, fds);
+          }
           AppOutputs.Released r = releaseApp(req.appId(), "its driver asked");
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
         case APP_DRIVER:
           announce(req);
+          conn.driver = req;
           return HandOverAnswer.lease(leases.timeoutMs());
+        case APP_AUTH:
+          return authenticate(req, conn);
         default:
           return HandOverAnswer.stats(stats());
       }
@@ -89,7 +115,69 @@ final class ServedOutputs {
     }
   }
 
-  private HandOverAnswer handOver(HandOverRequest req, int[] fds) throws IOException {
+  /** Null when {@code conn} may hand over or release {@code app}'s outputs; else why not. */
+  private static String denied(AppOutputs app, HandOverConnection conn) {
+    if (app == null || !app.authenticated()) {
+      return null;
+    }
+    HandOverRequest auth = conn.auth(app.appId());
+    if (auth == null || !app.secretMatches(auth.secret())) {
+      return "application " + app.appId() + " authenticates (spark.authenticate) and this "
+          + "connection did not present its secret";
+    }
+    return null;
+  }
+
+  /**
+   * APP_AUTH: the first proof of an application opens its own transport; later ones must
+   * present the same secret. An application that handed over outputs without one keeps the
+   * shared transport, and a proof for it is refused (its readers could not authenticate).
+   */
+  private HandOverAnswer authenticate(HandOverRequest req, HandOverConnection conn)
+      throws IOException {
+    AppOutputs app = authenticatedApp(req);
+    if (!app.secretMatches(req.secret())) {
+      return refuse(req.kind(), req + " refused: " + (app.authenticated()
+          ? "the secret differs from the one application " + req.appId() + " proved first"
+          : "application " + req.appId() + " handed over outputs without authentication to "
+              + "this service; its executors must all run with spark.authenticate, or none"),
+          new int[0]);
+    }
+    if (!conn.authenticated(req)) {
+      return refuse(req.kind(), req + " refused: this connection proved "
+          + HandOverConnection.MAX_AUTHENTICATED + " applications already", new int[0]);
+    }
+    return HandOverAnswer.authenticated();
+  }
+
+  /**
+   * The application's outputs, opened with its own transport when absent (the secret from
+   * {@code auth}).
+   */
+  private AppOutputs authenticatedApp(HandOverRequest auth) throws IOException {
+    AppOutputs app = apps.get(auth.appId());
+    if (app != null) {
+      return app;
+    }
+    long own = apps.values().stream().filter(AppOutputs::authenticated).count();
+    if (own >= MAX_AUTHENTICATED_APPS) {
+      throw new RefusalException("this node service serves " + own + " authenticated "
+          + "applications, its limit");
+    }
+    ShuffleTransport t = appTransports.open(auth.appId(), auth.secret(), auth.encryption());
+    AppOutputs fresh = new AppOutputs(auth.appId(), t, regionSize, auth.secret());
+    app = apps.putIfAbsent(auth.appId(), fresh);
+    if (app != null) {
+      fresh.close(); // another connection opened it first
+      return app;
+    }
+    log.info("application " + auth.appId() + " authenticates: its outputs are served on "
+        + t.name() + " " + t.localAddress() + " to readers that prove its secret");
+    return fresh;
+  }
+
+  private HandOverAnswer handOver(HandOverRequest req, int[] fds, HandOverConnection conn)
+      throws IOException {
     String problem = HandOverCheck.problem(req, fds);
     if (problem != null) {
       return refuse(req.kind(), req + " refused: " + problem, fds);
@@ -98,13 +186,23 @@ final class ServedOutputs {
     for (int fd : fds) {
       planned += Fds.stat(fd)[1]; // data, index and checksums: what the registry maps
     }
+    HandOverRequest auth = conn.auth(req.appId());
     while (true) {
-      AppOutputs app = apps.computeIfAbsent(req.appId(),
-          id -> new AppOutputs(id, transport, regionSize));
+      AppOutputs app = auth != null ? authenticatedApp(auth)
+          : apps.computeIfAbsent(req.appId(), id -> new AppOutputs(id, transport, regionSize));
+      String denied = denied(app, conn);
+      if (denied == null && auth != null && !app.authenticated()) {
+        denied = "application " + req.appId() + " handed over outputs without authentication "
+            + "to this service";
+      }
+      if (denied != null) {
+        return refuse(req.kind(), req + " refused: " + denied, fds);
+      }
       MapOutputDescriptor d = app.register(req, fds, planned, budget);
       if (d != null) {
         handOvers.incrementAndGet();
-        return HandOverAnswer.registered(transport.name(), transport.localAddress(), d);
+        ShuffleTransport t = app.transport();
+        return HandOverAnswer.registered(t.name(), t.localAddress(), d);
       }
       apps.remove(req.appId(), app); // released meanwhile: a fresh one takes it
     }

@@ -369,8 +369,9 @@ object RdmaConf {
       "too, so that Spark keeps an executor's map outputs when it removes the executor and " +
       "dynamic allocation runs without shuffle tracking. Turns " +
       "spark.shuffle.readHostLocalDisk off (a removed executor's files go with it). " +
-      "tcp transport only; ignored with spark.authenticate=true (the service has no " +
-      "per-application authentication yet). See docs/node-service.md.")
+      "tcp transport only. With spark.authenticate=true executors give the service the " +
+      "application's secret and it serves the application on a port of its own that " +
+      "authenticates readers with it. See docs/node-service.md.")
     .version(V)
     .stringConf
     .transform(_.trim)

@@ -48,10 +48,11 @@ class ExecutorHandOverTest {
 
   @Test
   void theSocketKeyConfiguresItAndIsChecked() {
-    assertNull(ExecutorHandOver.fromConf(new RdmaShuffleConf(new SparkConf(false)), APP));
+    assertNull(ExecutorHandOver.fromConf(new RdmaShuffleConf(new SparkConf(false)), APP,
+        null));
     SparkConf conf = new SparkConf(false).set(RdmaConf.SERVICE_SOCKET().key(),
         " /run/shuffle-rdma/s.sock ");
-    try (ExecutorHandOver h = ExecutorHandOver.fromConf(new RdmaShuffleConf(conf), APP)) {
+    try (ExecutorHandOver h = ExecutorHandOver.fromConf(new RdmaShuffleConf(conf), APP, null)) {
       assertTrue(h != null);
     }
     IllegalArgumentException relative = assertThrows(IllegalArgumentException.class,

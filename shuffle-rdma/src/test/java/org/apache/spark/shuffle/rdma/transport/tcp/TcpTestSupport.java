@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.rdma.transport.TransportSettings;
 import scala.Option;
 
 /** Real transports on loopback, real files, real sockets: what the tcp tests share. */
-final class TcpTestSupport {
+public final class TcpTestSupport {
   private TcpTestSupport() {}
 
   static TcpTransport transport(SparkConf extra, String secret) throws IOException {
@@ -24,7 +24,7 @@ final class TcpTestSupport {
   }
 
   /** A transport of application {@code appId} (the id its auth handshake presents). */
-  static TcpTransport transport(SparkConf extra, String secret, String appId)
+  public static TcpTransport transport(SparkConf extra, String secret, String appId)
       throws IOException {
     SparkConf conf = new SparkConf(false).set("spark.app.id", appId);
     for (scala.Tuple2<String, String> kv : extra.getAll()) {
