@@ -38,7 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * real Unix and TCP sockets; the driver is a listening TCP socket, closed to play its end.
  */
 class DriverLeaseTest {
-  private static final long TIMEOUT_MS = 1500;
+  private static final long TIMEOUT_MS = 1000;
   private static final String LEASED = "app-20261206-0100";
   private static final String UNLEASED = "app-20261206-0101";
 
