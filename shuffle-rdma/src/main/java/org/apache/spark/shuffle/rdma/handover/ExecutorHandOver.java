@@ -101,47 +101,39 @@ public final class ExecutorHandOver implements Closeable {
         auth ? security.getSecretKey() : null, encryption);
   }
 
-  /**
-   * The connection, opened when there is none. A new one first names the driver; a service
-   * that refuses that (one of an older version) still takes outputs, without a lease.
-   */
+  /** The connection, opened (and the application declared on it) when there is none. */
   private HandOverClient client() throws IOException {
     if (client == null) {
       HandOverClient c = HandOverClient.connect(socket, timeoutMs);
-      if (driverHost != null) {
-        HandOverAnswer a;
-        try {
-          a = c.appDriver(appId, driverHost, driverPort);
-        } catch (IOException e) {
-          c.close();
-          throw e;
-        }
-        if (a.isRefused()) {
-          leaseMs = -1;
-          leaseProblem = a.refusal();
-        } else {
-          leaseMs = a.leaseMs();
-          leaseProblem = null;
-        }
-      }
-      if (secret != null) {
-        HandOverAnswer a;
-        try {
-          a = c.appAuth(appId, secret, encryption);
-        } catch (IOException e) {
-          c.close();
-          throw e;
-        }
-        if (a.isRefused()) {
-          c.close();
-          throw new IOException("it did not take this application's authentication "
-              + "(spark.authenticate), so it could not make readers authenticate: "
-              + a.refusal());
-        }
+      try {
+        declare(c);
+      } catch (IOException e) {
+        c.close();
+        throw e;
       }
       client = c;
     }
     return client;
+  }
+
+  /**
+   * Names the driver (a service that refuses it, an older one, still takes outputs, without a
+   * lease) and proves the application's secret (a service that refuses that gets nothing).
+   */
+  private void declare(HandOverClient c) throws IOException {
+    if (driverHost != null) {
+      HandOverAnswer a = c.appDriver(appId, driverHost, driverPort);
+      leaseMs = a.isRefused() ? -1 : a.leaseMs();
+      leaseProblem = a.isRefused() ? a.refusal() : null;
+    }
+    if (secret != null) {
+      HandOverAnswer a = c.appAuth(appId, secret, encryption);
+      if (a.isRefused()) {
+        throw new IOException("it did not take this application's authentication "
+            + "(spark.authenticate), so it could not make readers authenticate: "
+            + a.refusal());
+      }
+    }
   }
 
   /**

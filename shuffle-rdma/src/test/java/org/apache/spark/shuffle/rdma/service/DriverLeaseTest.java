@@ -11,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -53,11 +52,9 @@ class DriverLeaseTest {
   }
 
   private NodeService service(Path socket) throws Exception {
-    return new NodeService(ServiceArgs.parse(new String[] {"--socket", socket.toString(),
-        "--transport", "tcp", "--host", "127.0.0.1",
+    return InProcessService.start(socket, logBytes,
         "--conf", RdmaConf.SERVICE_DRIVER_TIMEOUT().key() + "=" + TIMEOUT_MS + "ms",
-        "--conf", RdmaConf.SERVICE_DRIVER_PROBE_INTERVAL().key() + "=100ms"}),
-        new ServiceLog(new PrintStream(logBytes, true, StandardCharsets.UTF_8)));
+        "--conf", RdmaConf.SERVICE_DRIVER_PROBE_INTERVAL().key() + "=100ms");
   }
 
   private String log() {

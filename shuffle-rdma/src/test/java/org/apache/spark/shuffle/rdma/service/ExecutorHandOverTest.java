@@ -10,9 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 import org.apache.spark.SparkConf;
@@ -41,9 +38,7 @@ class ExecutorHandOverTest {
   Path dir;
 
   private NodeService service(Path socket) throws Exception {
-    return new NodeService(ServiceArgs.parse(new String[] {"--socket", socket.toString(),
-        "--transport", "tcp", "--host", "127.0.0.1"}), new ServiceLog(new PrintStream(
-            new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)));
+    return InProcessService.start(socket);
   }
 
   @Test

@@ -9,9 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
@@ -36,10 +33,7 @@ class NodeCapTest {
   Path dir;
 
   private NodeService service(Path socket, String cap, String share) throws Exception {
-    return new NodeService(ServiceArgs.parse(new String[] {"--socket", socket.toString(),
-        "--transport", "tcp", "--host", "127.0.0.1", "--max-registered-bytes", cap,
-        "--app-share", share}), new ServiceLog(new PrintStream(new ByteArrayOutputStream(),
-            true, StandardCharsets.UTF_8)));
+    return InProcessService.start(socket, "--max-registered-bytes", cap, "--app-share", share);
   }
 
   private static boolean handOver(ExecutorHandOver h, MapOutputFiles f, int shuffle, long map) {

@@ -13,8 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 import org.apache.spark.SparkConf;
@@ -58,9 +56,7 @@ class ServiceAuthTest {
   }
 
   private NodeService service(Path socket) throws Exception {
-    return new NodeService(ServiceArgs.parse(new String[] {"--socket", socket.toString(),
-        "--transport", "tcp", "--host", "127.0.0.1"}), new ServiceLog(new PrintStream(
-            logBytes, true, StandardCharsets.UTF_8)));
+    return InProcessService.start(socket, logBytes);
   }
 
   private static ExecutorHandOver executor(Path socket, String app, String secret) {
