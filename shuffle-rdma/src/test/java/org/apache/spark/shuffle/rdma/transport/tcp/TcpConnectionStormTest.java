@@ -147,15 +147,28 @@ class TcpConnectionStormTest {
       TcpTestSupport.await(droppedAfterMs::get, 0); // a short storm can end before the drop
       watcher.interrupt();
       for (Thread th : storm) {
-        th.join(10_000);
+        th.join(30_000);
+        assertTrue(!th.isAlive(), "a storm thread still connects 30 s after the stop");
       }
       for (Socket s : halfOpen) {
         assertTrue(TcpTestSupport.closedByServer(s, 100), "an unfinished handshake is dropped");
         s.close();
       }
-      // After the dust settles every count returns to zero: nothing escaped or leaked.
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (server.guard().open() != 0 && System.nanoTime() < deadline) {
+      // After the dust settles every count returns to zero: nothing escaped or leaked. The
+      // count must stay at zero for a second: connections the storm left in the kernel's
+      // accept queue (already reset by their client) are still accepted, counted and closed
+      // after the storm threads ended, so a first zero can come before the queue is drained.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      long zeroSince = -1;
+      while (System.nanoTime() < deadline) {
+        long now = System.nanoTime();
+        if (server.guard().open() != 0) {
+          zeroSince = -1;
+        } else if (zeroSince < 0) {
+          zeroSince = now;
+        } else if (now - zeroSince >= TimeUnit.SECONDS.toNanos(1)) {
+          break;
+        }
         Thread.sleep(20);
       }
       System.out.println("[storm] " + connects.get() + " storm connections in " + STORM_MS
