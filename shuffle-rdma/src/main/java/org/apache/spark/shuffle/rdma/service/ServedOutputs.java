@@ -129,14 +129,15 @@ final class ServedOutputs {
   }
 
   /**
-   * APP_AUTH: the first proof of an application opens its own transport; later ones must
-   * present the same secret. An application that handed over outputs without one keeps the
-   * shared transport, and a proof for it is refused (its readers could not authenticate).
+   * APP_AUTH: recorded on the connection; the application's own transport opens with its
+   * first hand-over (a driver that proves itself only to release opens none). A proof for an
+   * application the service holds must present the secret it was opened with; one that
+   * handed over outputs without a secret keeps the shared transport, and a proof for it is
+   * refused (its readers could not authenticate).
    */
-  private HandOverAnswer authenticate(HandOverRequest req, HandOverConnection conn)
-      throws IOException {
-    AppOutputs app = authenticatedApp(req);
-    if (!app.secretMatches(req.secret())) {
+  private HandOverAnswer authenticate(HandOverRequest req, HandOverConnection conn) {
+    AppOutputs app = apps.get(req.appId());
+    if (app != null && !app.secretMatches(req.secret())) {
       return refuse(req.kind(), req + " refused: " + (app.authenticated()
           ? "the secret differs from the one application " + req.appId() + " proved first"
           : "application " + req.appId() + " handed over outputs without authentication to "
