@@ -6,7 +6,8 @@ package org.apache.spark.shuffle.rdma
 
 import scala.collection.mutable
 
-import org.apache.spark.{FetchFailed, ShuffleDependency, SparkConf, SparkContext, SparkEnv}
+import org.apache.spark.{FetchFailed, ShuffleDependency, SparkConf, SparkContext, SparkEnv,
+  TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorAdded,
   SparkListenerExecutorRemoved, SparkListenerTaskEnd}
@@ -84,9 +85,20 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
     }
   }
 
-  private def shuffled(sc: SparkContext): RDD[(Int, Long)] =
-    sc.parallelize(1 to Records, MapTasks).map(i => (i % 50, i.toLong))
-      .reduceByKey(_ + _, ReducePartitions)
+  /**
+   * With `failAfterCommit`, map task 0's first attempt fails after its output was committed
+   * and handed over: the state a speculative attempt that lost the race leaves behind.
+   */
+  private def shuffled(sc: SparkContext, failAfterCommit: Boolean = false): RDD[(Int, Long)] =
+    sc.parallelize(1 to Records, MapTasks).mapPartitionsWithIndex { (p, it) =>
+      val ctx = TaskContext.get()
+      if (failAfterCommit && p == 0 && ctx.attemptNumber() == 0) {
+        ctx.addTaskCompletionListener[Unit] { _ =>
+          throw new IllegalStateException("attempt 0 fails after handing its output over")
+        }
+      }
+      it.map(i => (i % 50, i.toLong))
+    }.reduceByKey(_ + _, ReducePartitions)
 
   /**
    * Collects `rdd` and, after each partition, the counters of the executor that read it.
@@ -138,10 +150,11 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
       // own that authenticates the readers with the application's secret.
       sc = new SparkContext(conf("rdma-node-service", service)
         .set("spark.authenticate", "true")
-        .set("spark.authenticate.secret", "node-service-suite-secret"))
+        .set("spark.authenticate.secret", "node-service-suite-secret")
+        .set("spark.task.maxFailures", "4"))
       val events = new Events
       sc.addSparkListener(events)
-      val summed = shuffled(sc)
+      val summed = shuffled(sc, failAfterCommit = true)
 
       val (first, writers) = collectWithCounters(summed)
       assert(first == expected)
@@ -151,13 +164,18 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
       assert(writers("registry.handedOver") > 0, writers)
       assert(writers("registry.notHandedOver") == 0, writers)
       assert(writers("registry.outputs") == 0, "handed over, not registered by the executors")
+      // MapTasks + 1 hand-overs: the failed attempt's output was handed over too; the driver
+      // saw the attempt fail, and its executor released that output alone (RELEASE_OUTPUT).
+      waitUntil("the failed attempt's output released in the service", 30)(
+        service.stats().outputs() == MapTasks)
       val s1 = service.stats()
-      assert(s1.outputs() == MapTasks && s1.handOvers() == MapTasks && s1.refusals() == 0, s1)
+      assert(s1.handOvers() == MapTasks + 1 && s1.refusals() == 0, s1)
       // The executors named this driver to the service: the lease that ends the outputs.
       service.awaitLine(s"application ${sc.applicationId}: driver at " +
         s"${sc.getConf.get("spark.driver.host")}:${sc.getConf.get("spark.driver.port")};", 10)
       service.awaitLine(s"application ${sc.applicationId} authenticates: its outputs are " +
         "served on tcp", 10)
+      service.awaitLine(s"(its task attempt ended without success): 1 outputs", 10)
       assert(s1.registeredBytes() > 0 && s1.openDescriptors() >= 2 * MapTasks, s1)
 
       val released = awaitAllReleased(sc, events)

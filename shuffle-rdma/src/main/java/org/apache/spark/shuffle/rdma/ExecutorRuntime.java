@@ -197,6 +197,8 @@ final class ExecutorRuntime implements AutoCloseable {
       LOG.info("releasing map output {} of shuffle {}: its task attempt failed after the "
           + "commit, so Spark never tracked it", mapId, shuffleId);
       registry.release(shuffleId, mapId);
+    } else if (service != null) {
+      service.releaseOutput(shuffleId, mapId); // handed over, if anywhere
     }
   }
 

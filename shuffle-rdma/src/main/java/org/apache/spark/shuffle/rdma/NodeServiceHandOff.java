@@ -123,6 +123,21 @@ final class NodeServiceHandOff implements AutoCloseable {
     }
   }
 
+  /**
+   * The driver saw the task attempt of this output end without success after its commit:
+   * releases it in the service if this executor handed it over (0 released otherwise).
+   */
+  void releaseOutput(int shuffleId, long mapId) {
+    HandOverAnswer a = handOver.releaseOutput(shuffleId, mapId);
+    if (a == null) {
+      LOG.debug("map output {} of shuffle {} not released in the node service: {}", mapId,
+          shuffleId, handOver.lastProblem());
+    } else if (a.releasedOutputs() > 0) {
+      LOG.info("released map output {} of shuffle {} in the node service: its task attempt "
+          + "failed after the commit, so Spark never tracked it", mapId, shuffleId);
+    }
+  }
+
   long handedOver() {
     return handedOver.get();
   }

@@ -193,6 +193,12 @@ public final class ExecutorHandOver implements Closeable {
     return release("shuffle " + shuffleId, c -> c.releaseShuffle(appId, shuffleId));
   }
 
+  /** Releases one output this application handed to the service (see releaseShuffle). */
+  public synchronized HandOverAnswer releaseOutput(int shuffleId, long mapId) {
+    return release("shuffle " + shuffleId + " map " + mapId,
+        c -> c.releaseOutput(appId, shuffleId, mapId));
+  }
+
   /** Releases every output this application handed to the service (see releaseShuffle). */
   public synchronized HandOverAnswer releaseApp() {
     return release("application " + appId, c -> c.releaseApp(appId));

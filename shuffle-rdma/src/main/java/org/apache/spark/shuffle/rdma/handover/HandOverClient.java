@@ -64,6 +64,11 @@ public final class HandOverClient implements Closeable {
     return call(HandOverRequest.releaseShuffle(appId, shuffleId));
   }
 
+  public synchronized HandOverAnswer releaseOutput(String appId, int shuffleId, long mapId)
+      throws IOException {
+    return call(HandOverRequest.releaseOutput(appId, shuffleId, mapId));
+  }
+
   public synchronized HandOverAnswer releaseApp(String appId) throws IOException {
     return call(HandOverRequest.releaseApp(appId));
   }

@@ -56,7 +56,12 @@ public final class HandOverProtocol {
      * own that authenticates readers with that secret, and takes hand-overs and releases of
      * the application only on connections that presented it.
      */
-    APP_AUTH(6);
+    APP_AUTH(6),
+    /**
+     * One output: the driver saw its task attempt end without success after the commit (a
+     * speculative loser, a failure after the commit), so Spark never tracks it.
+     */
+    RELEASE_OUTPUT(7);
 
     final byte code;
 

@@ -58,6 +58,11 @@ public final class HandOverRequest {
         ChecksumAlgorithm.NONE);
   }
 
+  public static HandOverRequest releaseOutput(String appId, int shuffleId, long mapId) {
+    return new HandOverRequest(Kind.RELEASE_OUTPUT, appId, shuffleId, mapId, 0,
+        ChecksumAlgorithm.NONE);
+  }
+
   public static HandOverRequest releaseApp(String appId) {
     return new HandOverRequest(Kind.RELEASE_APP, appId, 0, 0, 0, ChecksumAlgorithm.NONE);
   }
@@ -144,6 +149,9 @@ public final class HandOverRequest {
       case RELEASE_APP:
         w.string(appId);
         break;
+      case RELEASE_OUTPUT:
+        w.string(appId).i32(shuffleId).i64(mapId);
+        break;
       case APP_DRIVER:
         w.string(appId).string(driverHost).i32(driverPort);
         break;
@@ -201,6 +209,17 @@ public final class HandOverRequest {
       case RELEASE_APP:
         req = releaseApp(HandOverProtocol.appId(r));
         break;
+      case RELEASE_OUTPUT: {
+        String app = HandOverProtocol.appId(r);
+        int shuffle = r.i32("shuffle id");
+        long map = r.i64("map id");
+        if (shuffle < 0 || map < 0) {
+          throw new ProtocolException("shuffle " + shuffle + ", map " + map + ": neither may "
+              + "be negative");
+        }
+        req = releaseOutput(app, shuffle, map);
+        break;
+      }
       case APP_DRIVER: {
         String app = HandOverProtocol.appId(r);
         String host = r.string("driver host", HandOverProtocol.MAX_HOST);
@@ -245,6 +264,8 @@ public final class HandOverRequest {
         return "release of " + appId + " shuffle " + shuffleId;
       case RELEASE_APP:
         return "release of " + appId;
+      case RELEASE_OUTPUT:
+        return "release of " + appId + " shuffle " + shuffleId + " map " + mapId;
       case APP_DRIVER:
         return "driver of " + appId + " at " + driverHost + ":" + driverPort;
       case APP_AUTH:

@@ -136,6 +136,23 @@ final class AppOutputs {
     return new Released(shuffle.size(), before - registry.registeredBytes(), close(shuffle));
   }
 
+  /** Releases one output: its key revoked, its mappings unmapped, its descriptors closed. */
+  synchronized Released releaseOutput(int shuffleId, long mapId) {
+    Map<Long, int[]> shuffle = held.get(shuffleId);
+    int[] fds = shuffle == null ? null : shuffle.remove(mapId);
+    if (fds == null) {
+      return new Released(0, 0);
+    }
+    if (shuffle.isEmpty()) {
+      held.remove(shuffleId);
+    }
+    long before = registry.registeredBytes();
+    await(registry.release(shuffleId, mapId));
+    Fds.closeAll(fds);
+    openDescriptors -= fds.length;
+    return new Released(1, before - registry.registeredBytes(), fds.length);
+  }
+
   /** Releases everything and refuses hand-overs from now on (a new AppOutputs takes them). */
   synchronized Released close() {
     if (closed) {

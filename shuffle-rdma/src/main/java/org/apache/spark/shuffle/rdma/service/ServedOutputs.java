@@ -93,6 +93,23 @@ final class ServedOutputs {
               + " descriptors; " + stats());
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
+        case RELEASE_OUTPUT: {
+          AppOutputs app = apps.get(req.appId());
+          String denied = denied(app, conn);
+          if (denied != null) {
+            return refuse(req.kind(), req + " refused: " + denied, fds);
+          }
+          AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0)
+              : app.releaseOutput(req.shuffleId(), req.mapId());
+          budget.release(r.bytes);
+          if (app != null && app.closeIfEmpty()) {
+            apps.remove(req.appId(), app);
+          }
+          log.info("released " + req.appId() + " shuffle " + req.shuffleId() + " map "
+              + req.mapId() + " (its task attempt ended without success): " + r.outputs
+              + " outputs, " + r.bytes + " bytes, " + r.descriptors + " descriptors; " + stats());
+          return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
+        }
         case RELEASE_APP: {
           String denied = denied(apps.get(req.appId()), conn);
           if (denied != null) {
