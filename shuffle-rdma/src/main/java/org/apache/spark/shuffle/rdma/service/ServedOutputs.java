@@ -76,40 +76,13 @@ final class ServedOutputs {
             announce(conn.driver);
           }
           return handOver(req, fds, conn);
-        case RELEASE_SHUFFLE: {
-          AppOutputs app = apps.get(req.appId());
-          String denied = denied(app, conn);
-          if (denied != null) {
-            return refuse(req.kind(), req + " refused: " + denied, fds);
-          }
-          AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0)
-              : app.releaseShuffle(req.shuffleId());
-          budget.release(r.bytes);
-          if (app != null && app.closeIfEmpty()) {
-            apps.remove(req.appId(), app);
-          }
-          log.info("released " + req.appId() + " shuffle " + req.shuffleId() + ": "
-              + r.outputs + " outputs, " + r.bytes + " bytes, " + r.descriptors
-              + " descriptors; " + stats());
-          return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
-        }
-        case RELEASE_OUTPUT: {
-          AppOutputs app = apps.get(req.appId());
-          String denied = denied(app, conn);
-          if (denied != null) {
-            return refuse(req.kind(), req + " refused: " + denied, fds);
-          }
-          AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0)
-              : app.releaseOutput(req.shuffleId(), req.mapId());
-          budget.release(r.bytes);
-          if (app != null && app.closeIfEmpty()) {
-            apps.remove(req.appId(), app);
-          }
-          log.info("released " + req.appId() + " shuffle " + req.shuffleId() + " map "
-              + req.mapId() + " (its task attempt ended without success): " + r.outputs
-              + " outputs, " + r.bytes + " bytes, " + r.descriptors + " descriptors; " + stats());
-          return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
-        }
+        case RELEASE_SHUFFLE:
+          return releasePart(req, conn, app -> app.releaseShuffle(req.shuffleId()),
+              " shuffle " + req.shuffleId());
+        case RELEASE_OUTPUT:
+          return releasePart(req, conn, app -> app.releaseOutput(req.shuffleId(),
+              req.mapId()), " shuffle " + req.shuffleId() + " map " + req.mapId()
+              + " (its task attempt ended without success)");
         case RELEASE_APP: {
           String denied = denied(apps.get(req.appId()), conn);
           if (denied != null) {
@@ -130,6 +103,27 @@ final class ServedOutputs {
     } catch (IOException | RuntimeException e) {
       return refuse(req.kind(), req + ": " + e.getMessage(), fds);
     }
+  }
+
+  /**
+   * RELEASE_SHUFFLE or RELEASE_OUTPUT: part of an application's outputs, on a connection that
+   * may release them; an application left with none is closed (its own transport too).
+   */
+  private HandOverAnswer releasePart(HandOverRequest req, HandOverConnection conn,
+      java.util.function.Function<AppOutputs, AppOutputs.Released> release, String what) {
+    AppOutputs app = apps.get(req.appId());
+    String denied = denied(app, conn);
+    if (denied != null) {
+      return refuse(req.kind(), req + " refused: " + denied, new int[0]);
+    }
+    AppOutputs.Released r = app == null ? new AppOutputs.Released(0, 0) : release.apply(app);
+    budget.release(r.bytes);
+    if (app != null && app.closeIfEmpty()) {
+      apps.remove(req.appId(), app);
+    }
+    log.info("released " + req.appId() + what + ": " + r.outputs + " outputs, " + r.bytes
+        + " bytes, " + r.descriptors + " descriptors; " + stats());
+    return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
   }
 
   /** Null when {@code conn} may hand over or release {@code app}'s outputs; else why not. */
