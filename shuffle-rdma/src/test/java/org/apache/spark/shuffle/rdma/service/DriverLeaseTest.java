@@ -25,8 +25,6 @@ import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
 import org.apache.spark.shuffle.rdma.handover.HandOverClient;
 import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
 import org.apache.spark.shuffle.rdma.handover.ServiceStats;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,11 +43,6 @@ class DriverLeaseTest {
   Path dir;
 
   private final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
-
-  @BeforeEach
-  void needsFdpass() {
-    Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"), "libfdpass not built");
-  }
 
   private NodeService service(Path socket) throws Exception {
     return InProcessService.start(socket, logBytes,

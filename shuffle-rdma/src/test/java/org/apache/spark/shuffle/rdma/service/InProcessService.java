@@ -15,8 +15,11 @@ import java.util.List;
 final class InProcessService {
   private InProcessService() {}
 
+  /** Skips the calling test where libfdpass was not built (-Dnative.skip). */
   static NodeService start(Path socket, ByteArrayOutputStream log, String... extraArgs)
       throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"),
+        "libfdpass not built");
     List<String> args = new ArrayList<>(List.of("--socket", socket.toString(), "--transport",
         "tcp", "--host", "127.0.0.1"));
     args.addAll(List.of(extraArgs));

@@ -26,8 +26,6 @@ import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTestSupport;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,11 +47,6 @@ class ServiceAuthTest {
   Path dir;
 
   private final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
-
-  @BeforeEach
-  void needsFdpass() {
-    Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"), "libfdpass not built");
-  }
 
   private NodeService service(Path socket) throws Exception {
     return InProcessService.start(socket, logBytes);
