@@ -6,7 +6,6 @@ package org.apache.spark.shuffle.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.spark.SparkConf;
@@ -43,24 +42,20 @@ class NodeServiceConfTest {
 
   @Test
   void aSocketMakesStorageReliableAndTurnsHostLocalReadsOff() {
-    SparkConf c = conf().set(RdmaConf.SERVICE_SOCKET().key(), "/run/shuffle-rdma/service.sock");
-    assertTrue(new RdmaShuffleConf(c).handsOverToService());
-    assertTrue(reliable(c));
-    RdmaShuffleManager m = new RdmaShuffleManager(c, false);
-    try {
-      assertEquals("false", c.get(RdmaShuffleManager.HOST_LOCAL_DISK));
-    } finally {
-      m.stop();
-    }
+    handsOverReliably(conf().set(RdmaConf.SERVICE_SOCKET().key(),
+        "/run/shuffle-rdma/service.sock"));
   }
 
   /** The service authenticates each application's readers with its secret (ServiceAuthTest). */
   @Test
   void authenticationKeepsTheHandOver() {
-    SparkConf c = conf().set(RdmaConf.SERVICE_SOCKET().key(), "/run/shuffle-rdma/service.sock")
-        .set("spark.authenticate", "true").set("spark.authenticate.secret", "s3cret");
-    RdmaShuffleConf rc = new RdmaShuffleConf(c);
-    assertTrue(rc.handsOverToService());
+    handsOverReliably(conf().set(RdmaConf.SERVICE_SOCKET().key(),
+        "/run/shuffle-rdma/service.sock")
+        .set("spark.authenticate", "true").set("spark.authenticate.secret", "s3cret"));
+  }
+
+  private static void handsOverReliably(SparkConf c) {
+    assertTrue(new RdmaShuffleConf(c).handsOverToService());
     assertTrue(reliable(c));
     RdmaShuffleManager m = new RdmaShuffleManager(c, false);
     try {
