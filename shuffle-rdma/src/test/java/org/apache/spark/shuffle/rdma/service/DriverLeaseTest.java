@@ -65,7 +65,14 @@ class DriverLeaseTest {
 
   /** A driver's RPC port: accepts and drops connections until closed. */
   private static ServerSocket driver() throws IOException {
-    ServerSocket ss = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    return driver(0);
+  }
+
+  /** The same, on {@code port} (0: any), so a driver can come back where it was. */
+  private static ServerSocket driver(int port) throws IOException {
+    ServerSocket ss = new ServerSocket();
+    ss.setReuseAddress(true);
+    ss.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
     Thread t = new Thread(() -> {
       while (!ss.isClosed()) {
         try (Socket s = ss.accept()) {
@@ -159,6 +166,34 @@ class DriverLeaseTest {
       long took = awaitOutputs(stats, 0, TIMEOUT_MS + 5_000);
       assertTrue(took >= TIMEOUT_MS - 150, "released after " + took + " ms\n" + log());
       assertEquals(0, stats.stats().openDescriptors());
+    }
+  }
+
+  /** A link that flaps for less than the timeout costs nothing: the lease starts over. */
+  @Test
+  void aDriverBackWithinTheTimeoutKeepsItsOutputs() throws Exception {
+    Path socket = dir.resolve("s.sock");
+    MapOutputFiles f = new MapOutputFiles(dir, 1, 2, new int[] {10, 20}, 9);
+    ServerSocket driver = driver();
+    int port = driver.getLocalPort();
+    try (NodeService s = service(socket);
+         HandOverClient stats = HandOverClient.connect(socket, 30_000);
+         ExecutorHandOver executor = new ExecutorHandOver(socket, LEASED, 30_000,
+             "127.0.0.1", port)) {
+      handOver(executor, f, 2);
+      for (int flap = 0; flap < 2; flap++) {
+        driver.close();
+        awaitLog("is unreachable (");
+        Thread.sleep(TIMEOUT_MS / 3);
+        driver = driver(port);
+        awaitLog("answers again; its outputs stay");
+        logBytes.reset();
+      }
+      Thread.sleep(2 * TIMEOUT_MS);
+      assertEquals(1, stats.stats().outputs(), "two outages shorter than the timeout, "
+          + "each started over: nothing released\n" + log());
+    } finally {
+      driver.close();
     }
   }
 
