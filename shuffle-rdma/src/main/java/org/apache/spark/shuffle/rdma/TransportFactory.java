@@ -90,7 +90,7 @@ public final class TransportFactory {
    * back, not fail the executor). Looked up in the loader that defined the plugin, which is
    * the one holding the jar under --jars too.
    */
-  static TransportProvider provider(String name) {
+  public static TransportProvider provider(String name) {
     try {
       for (TransportProvider p : ServiceLoader.load(TransportProvider.class,
           TransportFactory.class.getClassLoader())) {

@@ -27,9 +27,9 @@ import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
  * descriptors of the files, held open until the output is released. The registry opens the
  * files through /proc/self/fd/N, which names the passed file even after Spark deleted its
  * path; holding the descriptor keeps that name valid for the registry's backing checks.
- * An application that proved itself with its secret (spark.authenticate) has a transport of
- * its own, which authenticates readers with that secret and holds only its keys; it closes
- * with the application.
+ * An application with a transport of its own (every one on verbs; one that proved itself with
+ * its secret, spark.authenticate, on tcp) holds only its keys there, and its readers prove the
+ * secret when it has one; that transport closes with the application.
  */
 final class AppOutputs {
   static final String SERVICE_EXECUTOR_ID = "node-service";
@@ -38,8 +38,10 @@ final class AppOutputs {
   private final String appId;
   private final MapOutputRegistry registry;
   private final ShuffleTransport transport;
-  /** The application's secret when its transport is its own (spark.authenticate); else null. */
+  /** The application's secret (spark.authenticate); else null. */
   private final byte[] secret;
+  /** Whether {@link #transport} is this application's own, closed with it. */
+  private final boolean ownsTransport;
   /** shuffle id, map id: the descriptors (data, index[, checksums]). Guarded by this. */
   private final Map<Integer, Map<Long, int[]>> held = new HashMap<>();
   private int openDescriptors;
@@ -47,16 +49,21 @@ final class AppOutputs {
 
   /** An application without authentication, on the service's shared transport. */
   AppOutputs(String appId, ShuffleTransport transport, long regionSize) {
-    this(appId, transport, regionSize, null);
+    this(appId, transport, regionSize, null, false);
   }
 
   /**
-   * @param secret null: {@code transport} is the service's shared one; else the
-   *     application's secret and {@code transport} its own, closed with it
+   * @param secret the application's secret, or null: without authentication
+   * @param ownsTransport whether {@code transport} is the application's own, closed with it
    */
-  AppOutputs(String appId, ShuffleTransport transport, long regionSize, String secret) {
+  AppOutputs(String appId, ShuffleTransport transport, long regionSize, String secret,
+      boolean ownsTransport) {
+    if (secret != null && !ownsTransport) {
+      throw new IllegalArgumentException("an application with a secret has its own transport");
+    }
     this.appId = appId;
     this.transport = transport;
+    this.ownsTransport = ownsTransport;
     this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
     this.registry = new MapOutputRegistry(transport, regionSize, SERVICE_EXECUTOR_ID);
   }
@@ -68,6 +75,11 @@ final class AppOutputs {
   /** Where readers read this application's outputs. */
   ShuffleTransport transport() {
     return transport;
+  }
+
+  /** Whether its transport is its own (closed with it). */
+  boolean ownsTransport() {
+    return ownsTransport;
   }
 
   /** Whether readers must authenticate with the application's secret. */
@@ -167,7 +179,7 @@ final class AppOutputs {
       fds += close(shuffle);
     }
     held.clear();
-    if (secret != null) {
+    if (ownsTransport) {
       transport.close(); // its own: no key of it is left
     }
     return new Released(outputs, before - registry.registeredBytes(), fds);

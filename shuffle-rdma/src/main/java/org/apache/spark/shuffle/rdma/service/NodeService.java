@@ -13,14 +13,10 @@ import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.spark.SparkConf;
-import org.apache.spark.shuffle.rdma.config.RdmaConf;
 import org.apache.spark.shuffle.rdma.config.RdmaShuffleConf;
 import org.apache.spark.shuffle.rdma.fdpass.UnixServerSocket;
-import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
-import org.apache.spark.shuffle.rdma.transport.TransportSettings;
-import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
 
 /**
  * The node service (bin/shuffle-rdma-service): one long-running process per node that takes
@@ -32,9 +28,13 @@ import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
  */
 public final class NodeService implements Closeable {
   public static final String READY = "shuffle-rdma-service ready:";
-  /** The transport's application id: readers present none to this service yet (part 1). */
+  /**
+   * The application id of the shared tcp transport (applications without authentication,
+   * whose readers present none).
+   */
   static final String SERVICE_APP_ID = "shuffle-rdma-node-service";
 
+  /** The shared transport (tcp); null on verbs. */
   private final ShuffleTransport transport;
   private final ServedOutputs outputs;
   private final HandOverServer server;
@@ -42,37 +42,27 @@ public final class NodeService implements Closeable {
   private final java.util.concurrent.ScheduledExecutorService leaseProbe;
 
   NodeService(ServiceArgs args, ServiceLog log) throws IOException {
+    this(args, log, null);
+  }
+
+  /** @param chosen the transports (tests), or null: as --transport says */
+  NodeService(ServiceArgs args, ServiceLog log, ServiceTransports chosen) throws IOException {
     this.log = log;
-    if (args.transport.equals("verbs")) {
-      throw new IllegalArgumentException("--transport verbs: the node service serves over "
-          + "tcp only in this version (verbs needs a protection domain per application, not "
-          + "built yet); use --transport tcp or auto");
-    }
-    if (args.transport.equals("auto")) {
-      log.info("transport auto: tcp (the node service's verbs transport is not built yet)");
-    }
     SparkConf conf = new SparkConf(false);
     for (Map.Entry<String, String> e : args.conf.entrySet()) {
       conf.set(e.getKey(), e.getValue());
     }
     String host = args.hostOrDefault();
-    conf.set(RdmaConf.PORT().key(), Integer.toString(args.port));
     RdmaShuffleConf rdma = new RdmaShuffleConf(conf);
-    int cores = Runtime.getRuntime().availableProcessors();
-    this.transport = new TcpTransport(new TransportSettings(rdma, host, null, SERVICE_APP_ID,
-        cores));
-    DriverLeases leases;
-    try {
-      leases = new DriverLeases(rdma.serviceDriverTimeoutMs(),
-          rdma.serviceDriverProbeIntervalMs(), log);
-    } catch (IllegalArgumentException e) {
-      transport.close();
-      throw e;
-    }
+    DriverLeases leases = new DriverLeases(rdma.serviceDriverTimeoutMs(),
+        rdma.serviceDriverProbeIntervalMs(), log);
+    ServiceTransports transports = chosen != null ? chosen
+        : ServiceTransports.choose(args, host, log);
+    // tcp: one transport for applications without authentication; verbs: none shared, each
+    // application its own (its own protection domain).
+    this.transport = transports.perApplication() ? null : transports.openShared(args.port);
     NodeBudget budget = new NodeBudget(args.maxRegisteredBytes, args.appSharePercent);
-    ServedOutputs.AppTransports appTransports = (appId, secret, encryption) ->
-        appTransport(args, host, appId, secret, encryption);
-    this.outputs = new ServedOutputs(transport, appTransports, rdma.regionSize(), leases,
+    this.outputs = new ServedOutputs(transport, transports::open, rdma.regionSize(), leases,
         budget, log);
     Set<Integer> uids = new TreeSet<>(args.allowUids);
     uids.add(0);
@@ -81,7 +71,9 @@ public final class NodeService implements Closeable {
     try {
       socket = UnixServerSocket.listen(args.socket, 64);
     } catch (IOException e) {
-      transport.close();
+      if (transport != null) {
+        transport.close();
+      }
       throw e;
     }
     this.server = new HandOverServer(socket, outputs, uids, args.maxConnections, log);
@@ -95,40 +87,12 @@ public final class NodeService implements Closeable {
     long interval = rdma.serviceDriverProbeIntervalMs();
     leaseProbe.scheduleWithFixedDelay(this::probeDrivers, interval, interval,
         java.util.concurrent.TimeUnit.MILLISECONDS);
-    log.ready(READY + " socket=" + args.socket + " transport=" + transport.name()
-        + " address=" + transport.localAddress() + " pid=" + ProcessHandle.current().pid()
+    log.ready(READY + " socket=" + args.socket + " transport=" + transports.kind()
+        + " address=" + (transport != null ? transport.localAddress().toString()
+            : "per-application") + " pid=" + ProcessHandle.current().pid()
         + " driver-timeout=" + leases.timeoutMs() + "ms"
         + " max-registered-bytes=" + budget.max() + " app-max=" + budget.appMax()
         + " allowed-uids=" + uids);
-  }
-
-  /**
-   * The transport of one application that authenticates (spark.authenticate): the service's
-   * settings, any free port, and Spark's own authentication with the application's secret
-   * and wire encryption, so its readers connect to it as to an executor of theirs. At most two
-   * Netty threads each: the service may hold many.
-   */
-  private static ShuffleTransport appTransport(ServiceArgs args, String host, String appId,
-      String secret, int encryption) throws IOException {
-    SparkConf conf = new SparkConf(false);
-    for (Map.Entry<String, String> e : args.conf.entrySet()) {
-      conf.set(e.getKey(), e.getValue());
-    }
-    org.apache.spark.internal.config.package$ spark =
-        org.apache.spark.internal.config.package$.MODULE$;
-    conf.set(RdmaConf.PORT().key(), "0");
-    conf.set("spark.app.id", appId);
-    conf.set(spark.NETWORK_AUTH_ENABLED().key(), "true");
-    conf.set(spark.AUTH_SECRET().key(), secret);
-    conf.set(org.apache.spark.internal.config.Network$.MODULE$.NETWORK_CRYPTO_ENABLED().key(),
-        Boolean.toString((encryption & HandOverRequest.NETWORK_CRYPTO) != 0));
-    conf.set(spark.SASL_ENCRYPTION_ENABLED().key(),
-        Boolean.toString((encryption & HandOverRequest.SASL_ENCRYPTION) != 0));
-    org.apache.spark.SecurityManager security = new org.apache.spark.SecurityManager(conf,
-        scala.Option.empty(), spark.AUTH_SECRET_FILE());
-    int cores = Math.min(2, Runtime.getRuntime().availableProcessors());
-    return new TcpTransport(new TransportSettings(new RdmaShuffleConf(conf), host, security,
-        appId, cores));
   }
 
   private void probeDrivers() {
@@ -139,9 +103,12 @@ public final class NodeService implements Closeable {
     }
   }
 
-  /** Where readers of applications without authentication read (the shared transport). */
+  /**
+   * Where readers of applications without authentication read (the shared transport); null
+   * on verbs, where each application has its own.
+   */
   PeerAddress sharedAddress() {
-    return transport.localAddress();
+    return transport == null ? null : transport.localAddress();
   }
 
   /** This process's uid (the owner of /proc/self). */
@@ -155,7 +122,9 @@ public final class NodeService implements Closeable {
     leaseProbe.shutdownNow();
     server.close();
     outputs.close();
-    transport.close();
+    if (transport != null) {
+      transport.close();
+    }
     log.info("shuffle-rdma-service stopped");
   }
 

@@ -19,22 +19,27 @@ import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
 
 /**
  * Every map output the node service serves, per application, and answers each request.
- * Applications without authentication share the service's transport; one that proved itself
- * with its secret (APP_AUTH, spark.authenticate) gets a transport of its own, which
+ * On tcp applications without authentication share the service's transport; on verbs each
+ * application has a transport of its own (its own protection domain). One that proved itself
+ * with its secret (APP_AUTH, spark.authenticate) gets a transport of its own on either, which
  * authenticates readers with that secret, and only connections that presented the secret may
  * hand over or release its outputs. Requests of different applications run in parallel;
  * those of one application one at a time.
  */
 final class ServedOutputs {
-  /** At most this many applications with a transport of their own (a port and threads each). */
-  static final int MAX_AUTHENTICATED_APPS = 256;
+  /**
+   * At most this many applications with a transport of their own (a port and threads each;
+   * on verbs a protection domain, a completion queue and a pinned receive pool too).
+   */
+  static final int MAX_OWN_TRANSPORTS = 256;
 
-  /** Opens an authenticated application's own transport. */
+  /** Opens an application's own transport; {@code secret} null: without authentication. */
   interface AppTransports {
     ShuffleTransport open(String appId, String secret, int encryption) throws IOException;
   }
 
-  private final ShuffleTransport transport;
+  /** The transport of applications without authentication; null: each has its own (verbs). */
+  private final ShuffleTransport shared;
   private final AppTransports appTransports;
   private final long regionSize;
   private final ServiceLog log;
@@ -44,9 +49,9 @@ final class ServedOutputs {
   private final AtomicLong handOvers = new AtomicLong();
   private final AtomicLong refusals = new AtomicLong();
 
-  ServedOutputs(ShuffleTransport transport, AppTransports appTransports, long regionSize,
+  ServedOutputs(ShuffleTransport shared, AppTransports appTransports, long regionSize,
       DriverLeases leases, NodeBudget budget, ServiceLog log) {
-    this.transport = transport;
+    this.shared = shared;
     this.appTransports = appTransports;
     this.regionSize = regionSize;
     this.leases = leases;
@@ -163,28 +168,32 @@ final class ServedOutputs {
   }
 
   /**
-   * The application's outputs, opened with its own transport when absent (the secret from
-   * {@code auth}).
+   * The application's outputs, opened with a transport of its own when absent: with
+   * {@code auth}'s secret, or (null) without authentication.
    */
-  private AppOutputs authenticatedApp(HandOverRequest auth) throws IOException {
-    AppOutputs app = apps.get(auth.appId());
+  private AppOutputs ownApp(String appId, HandOverRequest auth) throws IOException {
+    AppOutputs app = apps.get(appId);
     if (app != null) {
       return app;
     }
-    long own = apps.values().stream().filter(AppOutputs::authenticated).count();
-    if (own >= MAX_AUTHENTICATED_APPS) {
-      throw new RefusalException("this node service serves " + own + " authenticated "
-          + "applications, its limit");
+    long own = apps.values().stream().filter(AppOutputs::ownsTransport).count();
+    if (own >= MAX_OWN_TRANSPORTS) {
+      throw new RefusalException("this node service serves " + own + " applications on "
+          + "transports of their own, its limit");
     }
-    ShuffleTransport t = appTransports.open(auth.appId(), auth.secret(), auth.encryption());
-    AppOutputs fresh = new AppOutputs(auth.appId(), t, regionSize, auth.secret());
-    app = apps.putIfAbsent(auth.appId(), fresh);
+    String secret = auth == null ? null : auth.secret();
+    ShuffleTransport t = appTransports.open(appId, secret,
+        auth == null ? 0 : auth.encryption());
+    AppOutputs fresh = new AppOutputs(appId, t, regionSize, secret, true);
+    app = apps.putIfAbsent(appId, fresh);
     if (app != null) {
       fresh.close(); // another connection opened it first
       return app;
     }
-    log.info("application " + auth.appId() + " authenticates: its outputs are served on "
-        + t.name() + " " + t.localAddress() + " to readers that prove its secret");
+    log.info("application " + appId + (secret != null ? " authenticates: its outputs are "
+        + "served on " + t.name() + " " + t.localAddress() + " to readers that prove its secret"
+        : ": its outputs are served on " + t.name() + " " + t.localAddress()
+            + ", a transport of its own"));
     return fresh;
   }
 
@@ -200,8 +209,8 @@ final class ServedOutputs {
     }
     HandOverRequest auth = conn.auth(req.appId());
     while (true) {
-      AppOutputs app = auth != null ? authenticatedApp(auth)
-          : apps.computeIfAbsent(req.appId(), id -> new AppOutputs(id, transport, regionSize));
+      AppOutputs app = auth != null || shared == null ? ownApp(req.appId(), auth)
+          : apps.computeIfAbsent(req.appId(), id -> new AppOutputs(id, shared, regionSize));
       String denied = denied(app, conn);
       if (denied == null && auth != null && !app.authenticated()) {
         denied = "application " + req.appId() + " handed over outputs without authentication "

@@ -7,6 +7,7 @@ package org.apache.spark.shuffle.rdma.service;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -163,17 +164,33 @@ class ServiceRefusalTest {
     assertTrue(assertThrows(IllegalArgumentException.class, () -> ServiceArgs.parse(
         new String[] {"--socket", "/x", "--conf", "spark.executor.memory=1g"})).getMessage()
         .contains("--conf takes spark.shuffle.rdma.KEY=VALUE"));
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int rc = NodeService.run(new String[] {"--socket", dir.resolve("s").toString(),
-        "--transport", "verbs"}, System.out, new PrintStream(err, true, StandardCharsets.UTF_8));
-    assertEquals(1, rc);
-    assertTrue(err.toString(StandardCharsets.UTF_8).contains("serves over tcp only in this "
-        + "version"), err.toString(StandardCharsets.UTF_8));
     // The protocol's own check of a descriptor count the request declares wrongly.
     byte[] m = HandOverRequest.handOver(APP, 0, 1, 2, ChecksumAlgorithm.NONE).encode();
     m[m.length - 1] = 3;
     assertTrue(assertThrows(IOException.class, () -> HandOverRequest.decode(m, 3)).getMessage()
         .contains("declares 3 descriptors"));
     assertEquals(HandOverProtocol.MAGIC, ByteBuffer.wrap(m).getInt());
+    String[] devices = new java.io.File("/sys/class/infiniband").list();
+    Assumptions.assumeTrue(devices == null || devices.length == 0,
+        "an RDMA device is present: the service's verbs start is tested in the Soft-RoCE run");
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int rc = NodeService.run(new String[] {"--socket", dir.resolve("s").toString(),
+        "--transport", "verbs"}, System.out, new PrintStream(err, true, StandardCharsets.UTF_8));
+    // No RDMA device on the test's host: verbs fails at start naming why and the fix, and
+    // auto serves on tcp and says why.
+    assertEquals(1, rc);
+    String why = err.toString(StandardCharsets.UTF_8);
+    assertTrue(why.contains("--transport verbs: RDMA verbs cannot start here: "), why);
+    assertTrue(why.contains("or use --transport tcp"), why);
+    Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"), "libfdpass not built");
+    ByteArrayOutputStream autoLog = new ByteArrayOutputStream();
+    try (NodeService auto = new NodeService(ServiceArgs.parse(new String[] {"--socket",
+        dir.resolve("auto.sock").toString(), "--transport", "auto", "--host", "127.0.0.1"}),
+        new ServiceLog(new PrintStream(autoLog, true, StandardCharsets.UTF_8)))) {
+      String log = autoLog.toString(StandardCharsets.UTF_8);
+      assertTrue(log.contains("transport auto: tcp, because verbs cannot start here: "), log);
+      assertTrue(log.contains(" transport=tcp address=127.0.0.1:"), log);
+      assertNotNull(auto.sharedAddress());
+    }
   }
 }
