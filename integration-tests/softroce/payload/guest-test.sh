@@ -5,13 +5,14 @@
 # rxe0 ACTIVE). Env: RDMA_DEVICE (e.g. rxe0), GUEST_IP (the IPv4 of rxe0's netdev).
 # Payload layout (integration-tests/softroce/make-payload): this script, lib/*.jar (shuffle-rdma.jar + the
 # Spark runtime jars), app/demo.jar + app/log4j2-demo.properties, jvm-opens.
-# Four phases, each must pass: the doctor, the verbs transport's two-JVM self-test (with
+# Phases, each must pass: the doctor, the verbs transport's two-JVM self-test (with
 # spark.authenticate: a reader with a wrong secret is run first and must be rejected, read
 # nothing and be counted by the server, over 3 + VERBS_SELFTEST_FLOOD (default 20) connect
 # requests to one server transport and 1 to the other; the server must log those refusals
-# at most at the 1st, 2nd, 4th... and still accept the reader that follows), a Spark job on local-cluster (separate executor
-# JVMs) with spark.shuffle.rdma.transport=verbs, and a skewed job (SkewDemo) whose blocks are
-# larger than the receive pool.
+# at most at the 1st, 2nd, 4th... and still accept the reader that follows); with
+# ONE_HOST_SPARK_JOB=1 a Spark job on local-cluster (separate executor JVMs) with
+# spark.shuffle.rdma.transport=verbs, and with ONE_HOST_SKEW=1 a skewed job (SkewDemo) whose
+# blocks are larger than the receive pool.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${GUEST_IP:?GUEST_IP must be set}"
@@ -118,10 +119,16 @@ spark_on_verbs() {
   [[ $job -eq 0 ]] || { phase "$name FAILED (status $job)"; exit 1; }
 }
 
-phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records, spark.authenticate on"
-spark_on_verbs "Spark job on verbs" org.apache.spark.shuffle.rdma.demo.ShuffleDemo \
-  "spark.shuffle.rdma.verbs.receivePoolSize=32m spark.authenticate=true spark.authenticate.secret=$secret" \
-  "$SPARK_JOB_RECORDS" 4
+# Off unless ONE_HOST_SPARK_JOB=1 (not in CI since stop 33: 375 s under TCG, given to the
+# two-host run's node-service application; the two-host run has Spark jobs on verbs across two
+# kernels, and on 6.1 the self-test above covers what the kernel decides: the map mode and
+# authenticated connections).
+if [[ ${ONE_HOST_SPARK_JOB:-0} == 1 ]]; then
+  phase "Spark job on verbs: local-cluster[2,1,768], demo ${SPARK_JOB_RECORDS:=40000} records, spark.authenticate on"
+  spark_on_verbs "Spark job on verbs" org.apache.spark.shuffle.rdma.demo.ShuffleDemo \
+    "spark.shuffle.rdma.verbs.receivePoolSize=32m spark.authenticate=true spark.authenticate.secret=$secret" \
+    "$SPARK_JOB_RECORDS" 4
+fi
 
 # A skewed shuffle (SkewDemo): per map task a SKEW_MB (default 12) MiB block for partition 0, with
 # a 4 MiB receive pool (reads of at most 1 MiB), 4 MiB regions (the block crosses region

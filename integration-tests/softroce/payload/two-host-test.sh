@@ -98,6 +98,51 @@ fi
 phase "doctor: passed ($RDMA_DEVICE on $GUEST_IP, RoCE v2 GID index $RDMA_GID_INDEX, RoCE MTU 4096, memlock OK)"
 touch "$shared/$role.doctor-ok"
 
+# ---- node service: one per guest on verbs, for the second application (NodeServiceRun) ----
+# Started now so that its JVM starts while the first application runs; a 10 s lease on the
+# driver, so the other host's service lets the application go soon after it ends.
+service_socket=
+if [[ ${TWO_HOST_NODE_SERVICE:-1} == 1 ]]; then
+  service_socket=/run/shuffle-rdma/service.sock
+  mkdir -p /run/shuffle-rdma
+  phase "node service: starting on verbs ($RDMA_DEVICE, $GUEST_IP)"
+  java "${opens[@]}" "${fast_jvm[@]}" -Xmx192m -Dlog4j2.configurationFile="$log_conf" \
+    -cp "$here/lib/*" org.apache.spark.shuffle.rdma.service.NodeService \
+    --socket "$service_socket" --transport verbs --host "$GUEST_IP" \
+    --conf spark.shuffle.rdma.device="$RDMA_DEVICE" \
+    --conf spark.shuffle.rdma.service.driverTimeout=10s \
+    --conf spark.shuffle.rdma.service.driverProbeInterval=2s > /results/node-service.log 2>&1 &
+  service_pid=$!
+  pids+=("$service_pid")
+fi
+# service_ready SECONDS: the service printed its ready line (else the run fails).
+service_ready() {
+  local end=$(( $(date +%s) + $1 ))
+  until grep -q "shuffle-rdma-service ready:" /results/node-service.log 2>/dev/null; do
+    kill -0 "$service_pid" 2>/dev/null || fail "the node service exited: $(tail -n 5 /results/node-service.log | cut -c1-300 | paste -sd'|' -)"
+    [[ $(date +%s) -lt $end ]] || fail "the node service was not ready within $1 s"
+    sleep 2
+  done
+  phase "node service: $(grep -m1 -o 'shuffle-rdma-service ready:.*transport=[a-z]* address=[^ ]*' /results/node-service.log)"
+}
+# service_end SECONDS: the service released every output it was handed (by the driver's
+# release or its lease on the driver), then stops on SIGTERM; its CPU time and peak memory.
+service_end() {
+  local end=$(( $(date +%s) + $1 )) released='released app-[^ ]+ \(.*\): [0-9]+ outputs, .*registeredBytes=0 openDescriptors=0 applications=0 outputs=0 handOvers=[1-9]'
+  until grep -qE "$released" /results/node-service.log; do
+    [[ $(date +%s) -lt $end ]] || fail "node service: the application's outputs were not released within $1 s of its end (results/host-$role/node-service.log)"
+    sleep 2
+  done
+  phase "node service: $(grep -E "$released" /results/node-service.log | tail -n 1 | sed 's/^[^ ]* //' | cut -c1-300)"
+  local ticks hwm
+  ticks=$(awk '{ print $14 + $15 }' "/proc/$service_pid/stat")
+  hwm=$(awk '/^VmHWM/ { print $2 " " $3 }' "/proc/$service_pid/status")
+  kill -TERM "$service_pid"
+  for _ in $(seq 1 30); do kill -0 "$service_pid" 2>/dev/null || break; sleep 1; done
+  grep -q "shuffle-rdma-service stopped" /results/node-service.log || fail "node service: no clean stop on SIGTERM"
+  phase "node service: stopped; CPU $(( ticks / $(getconf CLK_TCK) )) s over the whole run, peak RSS $hwm"
+}
+
 wait_for() {  # wait_for FILE SECONDS: 0 when FILE appears, 1 on timeout or a peer failure
   local end=$(( $(date +%s) + $2 ))
   while [[ ! -e "$1" ]]; do
@@ -113,14 +158,20 @@ if [[ $role == b ]]; then
   java "${opens[@]}" "${fast_jvm[@]}" -Xmx256m -Dlog4j2.configurationFile="$log_conf" \
     -cp "$cp" org.apache.spark.deploy.worker.Worker --host "$GUEST_IP" --cores 1 \
     --memory 768m "spark://$PEER_IP:7077" > /results/worker.log 2>&1 &
-  pids+=($!)
-  tail -n +1 -f --pid="${pids[0]}" /results/worker.log 2>/dev/null \
+  worker_pid=$!
+  pids+=("$worker_pid")
+  tail -n +1 -f --pid="$worker_pid" /results/worker.log 2>/dev/null \
     | grep --line-buffered -E "Successfully registered with master|Asked to launch executor|finished with state" \
     | while IFS= read -r l; do phase "  worker: ${l#* INFO }"; done &
   pids+=($!)
+  if [[ -n $service_socket ]]; then
+    service_ready 600
+    touch "$shared/b.service-ready"
+  fi
   wait_for "$shared/a.done" "${TWO_HOST_WAIT:-2400}" || fail "host a did not finish (see its log)"
-  kill -0 "${pids[0]}" 2>/dev/null || fail "the worker JVM died before host a finished (results/host-b/worker.log)"
+  kill -0 "$worker_pid" 2>/dev/null || fail "the worker JVM died before host a finished (results/host-b/worker.log)"
   phase "host a done ($(cat "$shared/a.done")); stopping the worker"
+  [[ -z $service_socket ]] || service_end 120
   exit 0
 fi
 
@@ -141,6 +192,14 @@ workloads=${TWO_HOST_WORKLOADS:-skew,poolpressure,tpcds,blip,cap,fault,kill}
 export TWO_HOST_WORKLOADS=$workloads
 # The blip workload drops this host's RoCE packets for a while (tc netem on this netdev).
 export TWO_HOST_BLIP_NETDEV=${RDMA_NETDEV:-}
+if [[ -n $service_socket ]]; then
+  # The driver waits for both services only before the second application: their JVMs start
+  # (a minute or more under emulation) while the first one runs.
+  ( service_ready 900; touch "$shared/a.service-ready" ) &
+  export NODE_SERVICE_SOCKET=$service_socket
+  export NODE_SERVICE_READY="$shared/a.service-ready:$shared/b.service-ready"
+  workloads+=",then a second application with a node service per host"
+fi
 phase "Spark standalone across $GUEST_IP and $PEER_IP on verbs: demo ($records records), $workloads"
 exec_opts="-Dlog4j2.configurationFile=$log_conf ${fast_jvm[*]}"
 # The ToS of every verbs connection of the run (the executors get it with the app's conf),
@@ -228,4 +287,5 @@ if [[ $rc -ne 0 ]]; then
   fail "TwoHostVerbsRun exited $rc${why:+; failed checks: $why}"
 fi
 [[ -z $tos_problem ]] || fail "traffic class: $tos_problem"
+[[ -z $service_socket ]] || service_end 60
 phase "two-host run on verbs passed"

@@ -260,8 +260,8 @@ public class RdmaShuffleManager extends SortShuffleManager {
   @Override
   public void stop() {
     // The application ends (the driver's manager stops only then): what its executors handed
-    // to the service of this host goes. Services of other hosts are released only by
-    // RELEASE_SHUFFLE from their executors (docs/node-service.md: no lease yet).
+    // to the service of this host goes. Services of other hosts release it by RELEASE_SHUFFLE
+    // from their executors, or when their lease on this driver ends (docs/node-service.md).
     releaseInService("the application", ExecutorHandOver::releaseApp);
     synchronized (this) {
       stopped = true;

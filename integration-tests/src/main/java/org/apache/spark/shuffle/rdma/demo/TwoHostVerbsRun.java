@@ -32,7 +32,10 @@ import scala.Tuple3;
  * <p>Arguments: {@code host expectedExecutors records partitions}. Spark settings come as
  * {@code -Dspark.*} system properties. Environment: {@code EXPECT_ZERO_PINNED_COPY=1} makes
  * {@code transport.pinnedCopiedBytes} a check (skipped, with a note, where the plugin does not
- * report it). Exit status 0 only if every check passed.
+ * report it); {@code NODE_SERVICE_SOCKET} (a node service's socket in each guest) runs
+ * {@link NodeServiceRun} after the main application, once the files {@code NODE_SERVICE_READY}
+ * lists (colon-separated) exist: each service is ready. Exit status 0 only if every check
+ * passed.
  */
 public final class TwoHostVerbsRun {
   static final String RDMA_MANAGER = "org.apache.spark.shuffle.rdma.RdmaShuffleManager";
@@ -57,6 +60,12 @@ public final class TwoHostVerbsRun {
       String reference = reference(records, partitions, t0);
       onCluster(daemons.masterUrl(), executors, records, partitions, reference,
           zeroPinnedCopy, checks, t0);
+      // Then a second application on the same cluster, with a node service in each guest.
+      String socket = System.getenv("NODE_SERVICE_SOCKET");
+      if (socket != null && !socket.isEmpty()) {
+        NodeServiceRun.run(daemons.masterUrl(), Path.of(socket),
+            System.getenv().getOrDefault("NODE_SERVICE_READY", ""), checks, t0);
+      }
     }
     progress(t0, checks.allPassed() ? "all checks passed" : "FAILED checks: " + checks.failed());
     System.exit(checks.allPassed() ? 0 : 1);
