@@ -126,8 +126,9 @@ final class NodeServiceRun {
           && System.currentTimeMillis() < until) {
         Thread.sleep(1000);
       }
-      if (!checks.check("node service ready", f.isEmpty()
-          || java.nio.file.Files.exists(Path.of(f)), f + " not there within 900 s")) {
+      boolean ready = f.isEmpty() || java.nio.file.Files.exists(Path.of(f));
+      if (!checks.check("node service ready", ready,
+          ready ? f : f + " not there within 900 s")) {
         return;
       }
     }
