@@ -194,6 +194,7 @@ public class YarnNodeService extends AuxiliaryService {
 
   /** SIGTERM (the service releases everything and removes its socket), SIGKILL if stuck. */
   private void stop(Process p) throws InterruptedException {
+    LOG.info("stopping the node service (pid {}): SIGTERM", p.pid());
     p.destroy();
     if (!p.waitFor(stopTimeoutMs, TimeUnit.MILLISECONDS)) {
       LOG.warn("the node service (pid {}) did not stop within {} ms of SIGTERM ({}): killed",
