@@ -292,8 +292,7 @@ class RdmaYarnSuite extends AnyFunSuite {
 
       val service = serviceProcesses(socket)
       cluster.stop()
-      service.foreach(p => p.onExit().get(60, TimeUnit.SECONDS))
-      assert(service.forall(!_.isAlive), "the node service stopped with the NodeManager")
+      waitUntil("the node service stopped with the NodeManager", 60)(service.forall(!_.isAlive))
       assert(!Files.exists(socket), "the service removed its socket")
       println(s"[yarn suite] whole case ${(System.nanoTime() - t0) / 1000000} ms")
     } finally {

@@ -238,7 +238,8 @@ public class YarnNodeService extends AuxiliaryService {
         LOG.info("released application {} at its end (YARN stopApplication): {} outputs, "
             + "{} bytes", appId, a.releasedOutputs(), a.releasedBytes());
       }
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException | LinkageError e) {
+      // LinkageError: libfdpass could not be loaded in this JVM.
       LOG.warn("could not release application {} in the node service at {}: {}", appId,
           socket, e.toString());
     }
