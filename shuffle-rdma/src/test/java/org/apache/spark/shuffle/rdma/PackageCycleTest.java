@@ -45,19 +45,27 @@ class PackageCycleTest {
 
   /**
    * The node service is a process of its own built on registration and transport: nothing
-   * imports it, and the hand-over protocol and descriptor passing, which executors will use
-   * too, know nothing of it.
+   * imports it but its YARN auxiliary service (service.yarn, which starts it as a child
+   * process), nothing imports that, and the hand-over protocol and descriptor passing, which
+   * executors use too, know nothing of either.
    */
   @Test
   void nothingImportsTheNodeService() throws IOException {
     Map<String, Set<String>> graph = importGraph(Paths.get("src/main"));
     String service = ROOT + ".service";
+    String yarn = service + ".yarn";
     assertTrue(graph.containsKey(service), "package " + service + " not found");
+    assertTrue(graph.containsKey(yarn), "package " + yarn + " not found");
     for (Map.Entry<String, Set<String>> e : graph.entrySet()) {
-      if (!e.getKey().equals(service)) {
+      if (!e.getKey().equals(service) && !e.getKey().equals(yarn)) {
         assertTrue(!e.getValue().contains(service), e.getKey() + " imports " + service);
       }
+      if (!e.getKey().equals(yarn)) {
+        assertTrue(!e.getValue().contains(yarn), e.getKey() + " imports " + yarn);
+      }
     }
+    assertEquals(Set.of(), intersection(graph.get(ROOT + ".handover"), Set.of(service, yarn)),
+        "the hand-over protocol depends on no service");
     assertEquals(Set.of(), intersection(graph.get(ROOT + ".fdpass"), Set.of(service,
         ROOT + ".handover", ROOT + ".registration")), "fdpass depends on no shuffle layer");
   }
