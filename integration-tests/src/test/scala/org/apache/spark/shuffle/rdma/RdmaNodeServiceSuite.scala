@@ -24,19 +24,8 @@ import org.scalatest.funsuite.AnyFunSuite
  * fetch failures and a recompute with the same result. Unregistering the shuffle and
  * stopping the application bring the service's gauges back to 0.
  */
-class RdmaNodeServiceSuite extends AnyFunSuite {
+class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
   import ClusterSupport._
-
-  private val Records = 20000
-  private val MapTasks = 4
-  private val ReducePartitions = 6
-  private val expected: Map[Int, Long] =
-    (1 to Records).groupBy(_ % 50).map { case (k, v) => k -> v.map(_.toLong).sum }
-
-  /** Descriptor passing needs libfdpass, which a build without native code leaves out. */
-  private def assumeFdPass(): Unit =
-    assume(getClass.getClassLoader.getResource("native/linux-x86_64/libfdpass.so") != null,
-      "libfdpass.so not built (-Dnative.skip / SHUFFLE_RDMA_NATIVE=skip): no node service")
 
   private def conf(name: String, service: NodeServiceProcess): SparkConf =
     rdmaConf(name)
@@ -77,14 +66,6 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
     def resetAll(): Unit = synchronized { reset(); fetchFailures = 0 }
   }
 
-  private def waitUntil(what: String, seconds: Int)(cond: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000000000L
-    while (!cond) {
-      if (System.nanoTime() >= deadline) fail(s"not within $seconds s: $what")
-      Thread.sleep(200)
-    }
-  }
-
   /**
    * With `failAfterCommit`, map task 0's first attempt fails after its output was committed
    * and handed over: the state a speculative attempt that lost the race leaves behind.
@@ -99,30 +80,6 @@ class RdmaNodeServiceSuite extends AnyFunSuite {
       }
       it.map(i => (i % 50, i.toLong))
     }.reduceByKey(_ + _, ReducePartitions)
-
-  /**
-   * Collects `rdd` and, after each partition, the counters of the executor that read it.
-   * Counters only grow, so the largest snapshot of each executor covers all it read; summed
-   * over executors. Taken inside the tasks because dynamic allocation may release an executor
-   * (and its counters) before the job ends, when it sat idle for the timeout.
-   */
-  private def collectWithCounters(rdd: RDD[(Int, Long)]): (Map[Int, Long], Map[String, Long]) = {
-    val rows = rdd.mapPartitions { it =>
-      val data = it.toArray
-      val env = SparkEnv.get
-      val stats = env.shuffleManager.asInstanceOf[RdmaShuffleManager].localStats().asScala
-        .map { case (k, v) => k -> v.longValue }.toMap
-      Iterator((data, env.executorId, stats))
-    }.collect()
-    val perExecutor = rows.groupBy(_._2).values.map { rs =>
-      rs.map(_._3).reduce((a, b) => (a.keySet ++ b.keySet)
-        .map(k => k -> math.max(a.getOrElse(k, 0L), b.getOrElse(k, 0L))).toMap)
-    }
-    val totals = perExecutor.flatMap(_.toSeq).groupBy(_._1).map { case (k, vs) =>
-      k -> vs.map(_._2).sum
-    }
-    (rows.flatMap(_._1).toMap, totals)
-  }
 
   private def shuffleId(rdd: RDD[_]): Int =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId

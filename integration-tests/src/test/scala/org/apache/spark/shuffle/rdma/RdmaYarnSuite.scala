@@ -40,18 +40,8 @@ import org.scalatest.funsuite.AnyFunSuite
  * stopApplication can release the outputs then. The service's lease is 10 minutes, so that
  * cannot either.
  */
-class RdmaYarnSuite extends AnyFunSuite {
+class RdmaYarnSuite extends AnyFunSuite with NodeServiceJobs {
   import ClusterSupport._
-
-  private val Records = 20000
-  private val MapTasks = 4
-  private val ReducePartitions = 6
-  private val expected: Map[Int, Long] =
-    (1 to Records).groupBy(_ % 50).map { case (k, v) => k -> v.map(_.toLong).sum }
-
-  private def assumeFdPass(): Unit =
-    assume(getClass.getClassLoader.getResource("native/linux-x86_64/libfdpass.so") != null,
-      "libfdpass.so not built (-Dnative.skip / SHUFFLE_RDMA_NATIVE=skip): no node service")
 
   /**
    * On YARN the SparkContext waits for its first executors before it returns
@@ -82,36 +72,9 @@ class RdmaYarnSuite extends AnyFunSuite {
     def resetAll(): Unit = synchronized { reset(); fetchFailures = 0 }
   }
 
-  private def waitUntil(what: String, seconds: Int)(cond: => Boolean): Unit = {
-    val deadline = System.nanoTime() + seconds * 1000000000L
-    while (!cond) {
-      if (System.nanoTime() >= deadline) fail(s"not within $seconds s: $what")
-      Thread.sleep(200)
-    }
-  }
-
   private def stats(socket: Path): ServiceStats = {
     val c = HandOverClient.connect(socket, 30000)
     try c.stats() finally c.close()
-  }
-
-  /** As RdmaNodeServiceSuite: the rows and, summed over executors, the plugin's counters. */
-  private def collectWithCounters(rdd: RDD[(Int, Long)]): (Map[Int, Long], Map[String, Long]) = {
-    val rows = rdd.mapPartitions { it =>
-      val data = it.toArray
-      val env = SparkEnv.get
-      val stats = env.shuffleManager.asInstanceOf[RdmaShuffleManager].localStats().asScala
-        .map { case (k, v) => k -> v.longValue }.toMap
-      Iterator((data, env.executorId, stats))
-    }.collect()
-    val perExecutor = rows.groupBy(_._2).values.map { rs =>
-      rs.map(_._3).reduce((a, b) => (a.keySet ++ b.keySet)
-        .map(k => k -> math.max(a.getOrElse(k, 0L), b.getOrElse(k, 0L))).toMap)
-    }
-    val totals = perExecutor.flatMap(_.toSeq).groupBy(_._1).map { case (k, vs) =>
-      k -> vs.map(_._2).sum
-    }
-    (rows.flatMap(_._1).toMap, totals)
   }
 
   /** The node service processes under this JVM (the NodeManager's children). */
