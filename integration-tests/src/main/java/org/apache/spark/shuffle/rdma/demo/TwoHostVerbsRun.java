@@ -34,8 +34,8 @@ import scala.Tuple3;
  * {@code transport.pinnedCopiedBytes} a check (skipped, with a note, where the plugin does not
  * report it); {@code NODE_SERVICE_SOCKET} (a node service's socket in each guest) runs
  * {@link NodeServiceRun} after the main application, once the files {@code NODE_SERVICE_READY}
- * lists (colon-separated) exist: each service is ready. Exit status 0 only if every check
- * passed.
+ * lists (colon-separated) exist: each service is ready; then {@link ServiceIsolationRun} on
+ * this host's service. Exit status 0 only if every check passed.
  */
 public final class TwoHostVerbsRun {
   static final String RDMA_MANAGER = "org.apache.spark.shuffle.rdma.RdmaShuffleManager";
@@ -65,6 +65,9 @@ public final class TwoHostVerbsRun {
       if (socket != null && !socket.isEmpty()) {
         NodeServiceRun.run(daemons.masterUrl(), Path.of(socket),
             System.getenv().getOrDefault("NODE_SERVICE_READY", ""), checks, t0);
+        // Then two applications with spark.authenticate on this host's service, read from
+        // here: each its own protection domain and secret.
+        ServiceIsolationRun.run(Path.of(socket), host, checks, t0);
       }
     }
     progress(t0, checks.allPassed() ? "all checks passed" : "FAILED checks: " + checks.failed());
