@@ -63,9 +63,16 @@ final class NodeServiceProcess private (val process: Process, val socket: Path, 
 }
 
 object NodeServiceProcess {
-  def start(): NodeServiceProcess = {
+  def start(): NodeServiceProcess = start(Files.createTempDirectory(Paths.get("/tmp"), "rdma-ns"))
+
+  /**
+   * A new service process in `old`'s work directory, at the same socket path (the one a dead
+   * service left behind is taken over): what a service manager restarting it does.
+   */
+  def restart(old: NodeServiceProcess): NodeServiceProcess = start(old.socket.getParent)
+
+  private def start(work: Path): NodeServiceProcess = {
     val root = Paths.get(sys.props.getOrElse("project.root", "..")).toAbsolutePath.normalize
-    val work = Files.createTempDirectory(Paths.get("/tmp"), "rdma-ns")
     val sparkHome = work.resolve("spark-home")
     val jars = Files.createDirectories(sparkHome.resolve("jars"))
     sys.props("java.class.path").split(File.pathSeparator).foreach { entry =>

@@ -47,8 +47,12 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
     @volatile var added = 0
     @volatile var removed = 0
     @volatile var fetchFailures = 0
+    /** Executors every fetch failure named (the block manager it could not read from). */
+    val failedFrom = mutable.Set[String]()
+    val everAdded = mutable.Set[String]()
     override def onExecutorAdded(e: SparkListenerExecutorAdded): Unit = synchronized {
       live += e.executorId
+      everAdded += e.executorId
       added += 1
     }
     override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit = synchronized {
@@ -58,12 +62,15 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
     override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
       super.onTaskEnd(e)
       e.reason match {
-        case _: FetchFailed => synchronized(fetchFailures += 1)
+        case f: FetchFailed => synchronized {
+          fetchFailures += 1
+          if (f.bmAddress != null) failedFrom += f.bmAddress.executorId
+        }
         case _ =>
       }
     }
     def liveCount: Int = synchronized(live.size)
-    def resetAll(): Unit = synchronized { reset(); fetchFailures = 0 }
+    def resetAll(): Unit = synchronized { reset(); fetchFailures = 0; failedFrom.clear() }
   }
 
   /**
@@ -179,10 +186,10 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
     }
   }
 
-  test("the node service killed between the jobs: fetch failures, the map stage re-runs, " +
-    "same result") {
+  test("the node service killed between the jobs: fetch failures naming the released " +
+    "executors, the map stage re-runs, same result; restarted, it serves the next application") {
     assumeFdPass()
-    val service = NodeServiceProcess.start()
+    var service = NodeServiceProcess.start()
     var sc: SparkContext = null
     try {
       sc = new SparkContext(conf("rdma-node-service-killed", service))
@@ -192,6 +199,7 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
       assert(summed.collect().toMap == expected)
       awaitAllReleased(sc, events)
       assert(service.stats().outputs() == MapTasks)
+      val job1Executors = events.synchronized(events.everAdded.toSet)
 
       service.kill()
       events.resetAll()
@@ -200,9 +208,38 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
       val job2Ms = (System.nanoTime() - t0) / 1000000
       waitForListeners(sc)
       assert(events.fetchFailures > 0, "reads of the dead service's outputs must fail")
+      val named = events.synchronized(events.failedFrom.toSet)
+      // Spark unregisters the outputs of the executor a fetch failure names: it must be the
+      // released one that handed them over (the service is not an executor Spark knows).
+      assert(named.nonEmpty && named.subsetOf(job1Executors),
+        s"fetch failures named $named, the released executors were $job1Executors")
       assert(events.mapTasks > 0, "the lost outputs are recomputed")
       println(s"[node service suite] service killed: job 2 $job2Ms ms, " +
-        s"${events.fetchFailures} fetch failures, ${events.mapTasks} map tasks re-run")
+        s"${events.fetchFailures} fetch failures naming executors ${named.mkString(",")} " +
+        s"(job 1 ran on ${job1Executors.mkString(",")}), ${events.mapTasks} map tasks re-run")
+      sc.stop()
+      sc = null
+
+      // Restarted at the same socket: the next application hands over and is served.
+      service = NodeServiceProcess.restart(service)
+      assert(service.stats().outputs() == 0)
+      sc = new SparkContext(conf("rdma-node-service-restarted", service))
+      val next = new Events
+      sc.addSparkListener(next)
+      val again = shuffled(sc)
+      assert(again.collect().toMap == expected)
+      assert(service.stats().outputs() == MapTasks, service.stats())
+      awaitAllReleased(sc, next)
+      next.resetAll()
+      val (rows, counters) = collectWithCounters(again)
+      waitForListeners(sc)
+      assert(rows == expected)
+      assert(next.mapTasks == 0 && next.fetchFailures == 0,
+        s"${next.mapTasks} map tasks, ${next.fetchFailures} fetch failures after the restart")
+      assert(counters.getOrElse("reader.remoteBlocks", 0L) > 0 &&
+        counters.getOrElse("reader.fallbackBlocks", -1L) == 0, counters)
+      println(s"[node service suite] restarted service: the next application's outputs " +
+        s"handed over (${MapTasks}) and read back from it after its executors left")
     } finally {
       if (sc != null) sc.stop()
       service.kill()
