@@ -438,6 +438,20 @@ final class BlockFetch implements ReadCallback {
     }
   }
 
+  /**
+   * Final in-memory deliveries (a one-READ block, or a run of adjacent ones, not fetched to
+   * disk and not verified against checksums) only hand the bytes to Spark's listener, which
+   * queues them for the task: on verbs they run on the completion thread, with no hand-off
+   * per batch. Pieces (assembled or written to disk) and checksum verification (work per
+   * byte) stay on the callback threads, as do index loads (they post the data READs).
+   */
+  @Override
+  public boolean deliversOnCompletionThread(ReadRequest request) {
+    Object a = request.attachment();
+    return (a instanceof Block || a instanceof Run) && downloads == null
+        && !indexes.verifiesChecksums();
+  }
+
   @Override
   public void onSuccess(ReadRequest request, ManagedBuffer data) {
     Object a = request.attachment();

@@ -82,6 +82,35 @@ class CoalescingTest {
     return f.channel.batches.get(0);
   }
 
+  /**
+   * Which reads' successes may run on the verbs completion thread: final in-memory
+   * deliveries (a block, a run of blocks) only; not index loads (they post the data READs),
+   * not pieces of a block that crosses a region, not with checksum verification, not blocks
+   * fetched to disk.
+   */
+  @Test
+  void onlyFinalInMemoryDeliveriesMayRunOnTheCompletionThread() throws Exception {
+    f.channel.onCompletionThread.clear();
+    // Fresh cache: the index READ first, then the data: a run (0-2), a block (11), and 5,
+    // which crosses into region 1 (two pieces).
+    f.fetch(new IndexCache(1 << 20, stats), stats, List.of(block(out, 0, 1), block(out, 1, 2),
+        block(out, 11, 12), block(out, 5, 6)));
+    assertEquals(2, f.channel.onCompletionThread.size());
+    assertArrayEquals(new boolean[] {false}, f.channel.onCompletionThread.get(0), "index");
+    boolean[] data = f.channel.onCompletionThread.get(1);
+    int[] lengths = f.channel.batches.get(f.channel.batches.size() - 1);
+    assertEquals(4, data.length, "the run 0-2, block 11 and 5's two pieces");
+    for (int i = 0; i < data.length; i++) {
+      // 0-2 is 2000 bytes, 11 is 333; 5's pieces are 2048 and 1024 bytes.
+      boolean piece = lengths[i] == 2048 || lengths[i] == 1024;
+      assertEquals(!piece, data[i], "read of " + lengths[i] + " bytes");
+    }
+    f.channel.onCompletionThread.clear();
+    f.fetch(new IndexCache(1 << 20, stats, true), stats, List.of(block(out, 11, 12)));
+    assertArrayEquals(new boolean[] {false}, f.channel.onCompletionThread.get(1),
+        "with checksum verification");
+  }
+
   @Test
   void adjacentBlocksAreOneReadSlicedPerBlock() throws Exception {
     // Listed out of order: grouping is by file offset, not by request order.

@@ -207,6 +207,8 @@ final class ReaderFixture implements AutoCloseable {
   /** The real channel, recording each batch's read lengths; can hold matching batches. */
   static final class RecordingChannel extends ForwardingChannel {
     final List<int[]> batches = new CopyOnWriteArrayList<>();
+    /** Per batch, per read: whether its success may run on a completion thread. */
+    final List<boolean[]> onCompletionThread = new CopyOnWriteArrayList<>();
     private final List<List<ReadRequest>> held = new ArrayList<>();
     private Predicate<ReadRequest> hold = r -> false;
 
@@ -232,6 +234,11 @@ final class ReaderFixture implements AutoCloseable {
     @Override
     public void read(List<ReadRequest> batch) {
       batches.add(batch.stream().mapToInt(ReadRequest::length).toArray());
+      boolean[] inline = new boolean[batch.size()];
+      for (int i = 0; i < inline.length; i++) {
+        inline[i] = batch.get(i).callback().deliversOnCompletionThread(batch.get(i));
+      }
+      onCompletionThread.add(inline);
       synchronized (this) {
         if (!batch.isEmpty() && hold.test(batch.get(0))) {
           held.add(new ArrayList<>(batch));

@@ -14,8 +14,11 @@ import org.apache.spark.shuffle.rdma.transport.verbs.PooledManagedBuffer;
  * Collects the reads one drain of a {@link CompletionAgent} completed and hands them to the
  * {@link CallbackDispatcher} in batches: one thread hand-off per {@link #BATCH} reads
  * instead of one per read. A drain of more than {@link #BATCH} goes out as several batches,
- * which the dispatcher's threads run side by side. The completion thread still runs no
- * callback. Owned by that thread, except that callback threads return spent batches.
+ * which the dispatcher's threads run side by side. A success whose callback says it only
+ * hands the bytes on ({@link ReadCallback#deliversOnCompletionThread}: the reader's final
+ * in-memory deliveries to Spark) runs at once on the completion thread instead, so a fetch's
+ * blocks reach Spark with no hand-off between them. Owned by that thread, except that
+ * callback threads return spent batches.
  */
 final class CallbackBatcher {
   /** Reads per hand-off: a drain polls 32 completions at a time, so two or more threads help. */
@@ -37,6 +40,10 @@ final class CallbackBatcher {
 
   /** A read that completed: {@code data}'s reference is released after its callback. */
   void success(ReadRequest r, PooledManagedBuffer data) {
+    if (r.callback().deliversOnCompletionThread(r)) {
+      deliver(r, data, readsFailed);
+      return;
+    }
     add(r, data, null);
   }
 
@@ -81,7 +88,7 @@ final class CallbackBatcher {
         ReadRequest r = reads[i];
         PooledManagedBuffer d = data[i];
         if (d != null) {
-          deliver(r, d);
+          deliver(r, d, readsFailed);
         } else {
           fail(r, causes[i]);
         }
@@ -93,24 +100,25 @@ final class CallbackBatcher {
       spares.offer(this); // dropped when enough are spare
     }
 
-    /** One read's success; its failures stay its own, its memory returns after it. */
-    private void deliver(ReadRequest r, PooledManagedBuffer d) {
-      try {
-        r.callback().onSuccess(r, d);
-      } catch (RuntimeException e) {
-        readsFailed.incrementAndGet();
-        fail(r, e);
-      } finally {
-        d.release(); // pool memory returns only after the callback
-      }
-    }
+  }
 
-    private void fail(ReadRequest r, Throwable cause) {
-      try {
-        r.callback().onFailure(r, cause);
-      } catch (RuntimeException ignored) {
-        // a callback's own failure must not stop the other reads of the batch
-      }
+  /** One read's success; its failures stay its own, its memory returns after it. */
+  private static void deliver(ReadRequest r, PooledManagedBuffer d, AtomicLong readsFailed) {
+    try {
+      r.callback().onSuccess(r, d);
+    } catch (RuntimeException e) {
+      readsFailed.incrementAndGet();
+      fail(r, e);
+    } finally {
+      d.release(); // pool memory returns only after the callback
+    }
+  }
+
+  private static void fail(ReadRequest r, Throwable cause) {
+    try {
+      r.callback().onFailure(r, cause);
+    } catch (RuntimeException ignored) {
+      // a callback's own failure must not stop the other reads of the batch
     }
   }
 }

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 class CallbackBatcherTest {
 
   /** Records where and how each read's callback ran, and the buffer's references then. */
-  private static final class Recorder implements ReadCallback {
+  private static class Recorder implements ReadCallback {
     final Map<Integer, String> outcome = new ConcurrentHashMap<>();
     final Map<Integer, Integer> refsDuringCallback = new ConcurrentHashMap<>();
     final List<Thread> threads = new CopyOnWriteArrayList<>();
@@ -111,6 +111,59 @@ class CallbackBatcherTest {
         assertEquals(0, buffers[i].refCount(), "released after it, read " + i);
       }
     }
+    assertEquals(reads - 1, recycled.get());
+  }
+
+  /**
+   * Successes whose callback takes the completion thread (the reader's final in-memory
+   * deliveries) run at once on it, with the pool memory released after; the others and every
+   * failure still go to the callback threads in batches.
+   */
+  @Test
+  void deliveriesThatAskForItRunOnTheCompletionThread() throws Exception {
+    CallbackDispatcher d = new CallbackDispatcher(2, "test-batches-");
+    AtomicLong readsFailed = new AtomicLong();
+    CallbackBatcher batcher = new CallbackBatcher(d, readsFailed);
+    int reads = 20;
+    // Even ids deliver on the completion thread; 4 throws there; 7 fails.
+    Recorder rec = new Recorder(reads, 4) {
+      @Override
+      public boolean deliversOnCompletionThread(ReadRequest request) {
+        return (Integer) request.attachment() % 2 == 0;
+      }
+    };
+    AtomicInteger recycled = new AtomicInteger();
+    PooledManagedBuffer[] buffers = new PooledManagedBuffer[reads];
+    Map<Integer, Thread> ranOn = new ConcurrentHashMap<>();
+    for (int i = 0; i < reads; i++) {
+      if (i == 7) {
+        batcher.failure(read(i, rec), new java.io.IOException("remote access error"));
+        continue;
+      }
+      buffers[i] = new PooledManagedBuffer(ByteBuffer.allocate(64), i,
+          off -> recycled.incrementAndGet());
+      int before = rec.threads.size();
+      batcher.success(read(i, rec), buffers[i]);
+      if (i % 2 == 0) {
+        // Ran before success() returned, on this thread, its memory already back.
+        // (4's success throws, so its failure callback follows on the same thread)
+        assertEquals(before + (i == 4 ? 2 : 1), rec.threads.size(),
+            "read " + i + " delivered at once");
+        ranOn.put(i, rec.threads.get(before));
+        assertEquals(0, buffers[i].refCount(), "released after its callback, read " + i);
+      }
+    }
+    batcher.flush();
+    assertTrue(rec.done.await(10, TimeUnit.SECONDS), "every callback ran");
+    d.shutdown();
+    for (int i = 0; i < reads; i += 2) {
+      assertSame(Thread.currentThread(), ranOn.get(i), "read " + i);
+    }
+    // The 9 odd successes and the failure: 10 reads, one batch.
+    assertEquals(1, d.tasksDispatched());
+    assertEquals("failed: callback bug on read 4", rec.outcome.get(4));
+    assertEquals("failed: remote access error", rec.outcome.get(7));
+    assertEquals(1, readsFailed.get());
     assertEquals(reads - 1, recycled.get());
   }
 

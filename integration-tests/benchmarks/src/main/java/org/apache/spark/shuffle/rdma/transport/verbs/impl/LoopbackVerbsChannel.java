@@ -7,7 +7,9 @@ package org.apache.spark.shuffle.rdma.transport.verbs.impl;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
@@ -33,10 +35,12 @@ import org.apache.spark.shuffle.rdma.transport.verbs.WcStatus;
  *     completion source: reads queue, take a slot of the real {@link SlotTable} and pool
  *     memory (pump), the "NIC" copies and scripts a successful completion per slot, and the
  *     completions are handled as {@link VerbsChannel#complete} does (slot released,
- *     {@link ReadRecovery} verdict, pooled buffer) and handed in batches through the real
- *     {@link CallbackBatcher} to the real {@link CallbackDispatcher}'s threads, which run the
- *     callbacks. The drain runs on the posting thread (the completion agent's work, done by
- *     the thread that would otherwise wait). Not run: the work-request chain's native post
+ *     {@link ReadRecovery} verdict, pooled buffer) by a completion thread of its own, as a
+ *     {@link CompletionAgent} would: the posting thread wakes it once per post (the CQ event),
+ *     it drains, posts the reads that waited for slots, and hands the completed reads over
+ *     through the real {@link CallbackBatcher}, which runs the final in-memory deliveries on
+ *     it and hands the rest in batches to the real {@link CallbackDispatcher}'s threads. Not
+ *     run: the work-request chain's native post
  *     (ReadChainPoster writes ~10 fields of a pre-built native request and rings the
  *     doorbell; it needs libdisni and a queue pair) and the CQ poll itself.
  * </ul>
@@ -66,7 +70,10 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
   private final CallbackDispatcher dispatcher;
   private final CallbackBatcher batcher;
   private final AtomicLong readsFailed = new AtomicLong();
-  private final Object drainLock = new Object();
+  /** The completion agent's thread (verbs mode) and whether a "CQ event" is pending for it. */
+  private final Thread agent;
+  private final AtomicBoolean event = new AtomicBoolean();
+  private volatile boolean running = true;
 
   /**
    * @param poolBytes receive pool size: must hold every read of one fetch (the benchmark
@@ -87,6 +94,13 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
         ? new CallbackDispatcher(Runtime.getRuntime().availableProcessors(), "bench-callback-")
         : null;
     this.batcher = verbs ? new CallbackBatcher(dispatcher, readsFailed) : null;
+    if (verbs) {
+      agent = new Thread(this::agentLoop, "bench-completions");
+      agent.setDaemon(true);
+      agent.start();
+    } else {
+      agent = null;
+    }
   }
 
   /** Reads whose success callback threw (counted by the batcher; verbs mode). */
@@ -129,9 +143,32 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
         waiting.add(batch.get(i));
       }
     }
-    // VerbsChannel.read -> pump; the agent's drain -> complete per slot, then pump again.
-    while (pump()) {
-      drain();
+    // VerbsChannel.read -> pump (post); the NIC's completion raises a CQ event: the agent.
+    if (pump()) {
+      wakeAgent();
+    }
+  }
+
+  private void wakeAgent() {
+    if (!event.getAndSet(true)) {
+      LockSupport.unpark(agent);
+    }
+  }
+
+  /**
+   * The completion agent: sleeps until an event, then drains, posts what waited for slots
+   * (VerbsChannel.drain's pump) and hands over (CompletionLoop's flush), until nothing is left.
+   */
+  private void agentLoop() {
+    while (running) {
+      if (!event.getAndSet(false)) {
+        LockSupport.park(this);
+        continue;
+      }
+      do {
+        drain();
+      } while (pump());
+      batcher.flush();
     }
   }
 
@@ -150,24 +187,19 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
   }
 
   /**
-   * The scripted completions, handled as VerbsChannel.complete does, then handed over. One
-   * thread at a time, as on the completion agent: the batcher is that thread's, and reads
-   * posted from several threads (callbacks post the data READs of a fetch whose indexes they
-   * loaded) must not drain one another's completions.
+   * The scripted completions, handled as VerbsChannel.complete does, on the agent's thread
+   * (the batcher is that thread's).
    */
   private void drain() {
-    synchronized (drainLock) {
-      while (true) {
-        int slot;
-        synchronized (this) {
-          if (completedCount == 0) {
-            break;
-          }
-          slot = completed[--completedCount];
+    while (true) {
+      int slot;
+      synchronized (this) {
+        if (completedCount == 0) {
+          break;
         }
-        complete(slot, WcStatus.SUCCESS);
+        slot = completed[--completedCount];
       }
-      batcher.flush();
+      complete(slot, WcStatus.SUCCESS);
     }
   }
 
@@ -223,6 +255,15 @@ public final class LoopbackVerbsChannel implements TransportChannel, AutoCloseab
 
   @Override
   public void close() {
+    if (agent != null) {
+      running = false;
+      LockSupport.unpark(agent);
+      try {
+        agent.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     if (dispatcher != null) {
       dispatcher.shutdown();
     }
