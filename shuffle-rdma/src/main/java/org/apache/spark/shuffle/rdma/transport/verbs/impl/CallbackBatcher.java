@@ -41,7 +41,15 @@ final class CallbackBatcher {
   /** A read that completed: {@code data}'s reference is released after its callback. */
   void success(ReadRequest r, PooledManagedBuffer data) {
     if (r.callback().deliversOnCompletionThread(r)) {
-      deliver(r, data, readsFailed);
+      try {
+        r.callback().onSuccess(r, data);
+      } catch (RuntimeException e) {
+        // Its failure callback may do more (a retry), so it goes to the callback threads.
+        readsFailed.incrementAndGet();
+        add(r, null, e);
+      } finally {
+        data.release(); // pool memory returns only after the callback
+      }
       return;
     }
     add(r, data, null);

@@ -33,6 +33,7 @@ class CallbackBatcherTest {
     final Map<Integer, String> outcome = new ConcurrentHashMap<>();
     final Map<Integer, Integer> refsDuringCallback = new ConcurrentHashMap<>();
     final List<Thread> threads = new CopyOnWriteArrayList<>();
+    final Map<Integer, Thread> failedOn = new ConcurrentHashMap<>();
     final CountDownLatch done;
     final int throwFor;
 
@@ -57,6 +58,7 @@ class CallbackBatcherTest {
     public void onFailure(ReadRequest request, Throwable cause) {
       int id = (Integer) request.attachment();
       threads.add(Thread.currentThread());
+      failedOn.put(id, Thread.currentThread());
       outcome.put(id, "failed: " + cause.getMessage());
       done.countDown();
     }
@@ -146,9 +148,7 @@ class CallbackBatcherTest {
       batcher.success(read(i, rec), buffers[i]);
       if (i % 2 == 0) {
         // Ran before success() returned, on this thread, its memory already back.
-        // (4's success throws, so its failure callback follows on the same thread)
-        assertEquals(before + (i == 4 ? 2 : 1), rec.threads.size(),
-            "read " + i + " delivered at once");
+        assertEquals(before + 1, rec.threads.size(), "read " + i + " delivered at once");
         ranOn.put(i, rec.threads.get(before));
         assertEquals(0, buffers[i].refCount(), "released after its callback, read " + i);
       }
@@ -159,9 +159,12 @@ class CallbackBatcherTest {
     for (int i = 0; i < reads; i += 2) {
       assertSame(Thread.currentThread(), ranOn.get(i), "read " + i);
     }
-    // The 9 odd successes and the failure: 10 reads, one batch.
+    // The 9 odd successes, the failure and 4's failure (its success threw on this thread;
+    // the failure callback runs on a callback thread): 11 reads, one batch.
     assertEquals(1, d.tasksDispatched());
     assertEquals("failed: callback bug on read 4", rec.outcome.get(4));
+    assertTrue(rec.failedOn.get(4).getName().startsWith("test-batches-"),
+        rec.failedOn.get(4).getName());
     assertEquals("failed: remote access error", rec.outcome.get(7));
     assertEquals(1, readsFailed.get());
     assertEquals(reads - 1, recycled.get());
