@@ -34,9 +34,11 @@ import org.openjdk.jmh.annotations.TearDown;
  *     copies each READ from the mapping into the real receive pool and runs its callback at
  *     once.
  * <li>{@code verbs}: the same reader over the verbs layer's per-READ Java work (slot table,
- *     ReadRecovery, completion handling, CallbackBatcher hand-off to the CallbackDispatcher's
- *     threads), completions scripted instead of polled from a NIC. The task thread parks until
- *     the last block arrived, as Spark's task waits on its fetch results.
+ *     ReadRecovery, completion handling on a completion thread woken per post as by a CQ
+ *     event, final deliveries on it and the CallbackBatcher's hand-off of the rest to the
+ *     CallbackDispatcher's threads), completions scripted instead of polled from a NIC. The
+ *     task thread parks until the last block arrived, as Spark's task waits on its fetch
+ *     results.
  * <li>{@code spark}: Spark's own per-block client path for the same blocks, in process
  *     ({@link SparkClientPath}): OneForOneBlockFetcher, TransportClient, Spark's decoders,
  *     the blocks' bytes copied into pooled buffers as socket reads would fill them.
