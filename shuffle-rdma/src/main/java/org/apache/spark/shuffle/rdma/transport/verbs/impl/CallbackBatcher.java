@@ -41,14 +41,11 @@ final class CallbackBatcher {
   /** A read that completed: {@code data}'s reference is released after its callback. */
   void success(ReadRequest r, PooledManagedBuffer data) {
     if (r.callback().deliversOnCompletionThread(r)) {
-      try {
-        r.callback().onSuccess(r, data);
-      } catch (RuntimeException e) {
+      RuntimeException e = deliver(r, data);
+      if (e != null) {
         // Its failure callback may do more (a retry), so it goes to the callback threads.
         readsFailed.incrementAndGet();
         add(r, null, e);
-      } finally {
-        data.release(); // pool memory returns only after the callback
       }
       return;
     }
@@ -95,9 +92,11 @@ final class CallbackBatcher {
       for (int i = 0; i < size; i++) {
         ReadRequest r = reads[i];
         PooledManagedBuffer d = data[i];
-        if (d != null) {
-          deliver(r, d, readsFailed);
-        } else {
+        RuntimeException e = d != null ? deliver(r, d) : null;
+        if (e != null) {
+          readsFailed.incrementAndGet();
+          fail(r, e);
+        } else if (d == null) {
           fail(r, causes[i]);
         }
         reads[i] = null;
@@ -110,13 +109,16 @@ final class CallbackBatcher {
 
   }
 
-  /** One read's success; its failures stay its own, its memory returns after it. */
-  private static void deliver(ReadRequest r, PooledManagedBuffer d, AtomicLong readsFailed) {
+  /**
+   * One read's success, its memory returned after it; what its callback threw (the read then
+   * fails, and only it), else null.
+   */
+  private static RuntimeException deliver(ReadRequest r, PooledManagedBuffer d) {
     try {
       r.callback().onSuccess(r, d);
+      return null;
     } catch (RuntimeException e) {
-      readsFailed.incrementAndGet();
-      fail(r, e);
+      return e;
     } finally {
       d.release(); // pool memory returns only after the callback
     }

@@ -21,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * let go of failed channels whose reads all came back (only then may their CQ be destroyed:
  * it is never polled again). A channel that throws is failed, not the thread: it ends only
  * on {@link #stop}. A fixed number of these exists per transport, however many peers there
- * are. It runs no callback (a drain's completed reads go to the {@link CallbackDispatcher}
- * in batches, {@link CallbackBatcher}) and creates or destroys no connection (the
+ * are. The only callbacks it runs are the reader's final in-memory deliveries to Spark (the
+ * rest of a drain's completed reads go to the {@link CallbackDispatcher} in batches,
+ * {@link CallbackBatcher}), and it creates or destroys no connection (the
  * {@link VerbsConnector} does).
  */
 final class CompletionAgent implements Runnable {

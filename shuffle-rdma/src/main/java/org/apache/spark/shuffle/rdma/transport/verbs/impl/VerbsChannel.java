@@ -422,7 +422,10 @@ final class VerbsChannel implements TransportChannel, CqPoller.Sink, CompletionL
     }
   }
 
-  /** One work completion: decide (under the lock), then act (callbacks on the executor). */
+  /**
+   * One work completion: decide (under the lock), then act outside it (callbacks through the
+   * agent's {@link CallbackBatcher}: final deliveries at once, the rest on the callback threads).
+   */
   @Override
   public void complete(IbvWC wc) {
     int slot = (int) wc.getWr_id();
