@@ -35,7 +35,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * or a benchmark failed (wrong bytes, a lost block), 2 for a usage error.
  *
  * <p>Usage: {@code ClientCost [--smoke] [--sizes 4096,65536,1048576] [--paths
- * floor,reader,verbs,spark] [--results DIR] [--load-before "a b c"]}.
+ * floor,reader,verbs,verbs64,spark] [--results DIR] [--load-before "a b c"]}.
  */
 public final class ClientCost {
   private ClientCost() {}
@@ -43,7 +43,7 @@ public final class ClientCost {
   public static void main(String[] args) throws Exception {
     boolean smoke = false;
     List<String> sizes = List.of("4096", "65536", "1048576");
-    List<String> paths = List.of("floor", "reader", "verbs", "spark");
+    List<String> paths = List.of("floor", "reader", "verbs", "verbs64", "spark");
     Path results = null;
     String loadBefore = "";
     for (int i = 0; i < args.length; i++) {
@@ -55,7 +55,7 @@ public final class ClientCost {
         case "--load-before": loadBefore = args[++i]; break;
         default:
           System.err.println("unknown argument " + args[i] + "; usage: ClientCost [--smoke] "
-              + "[--sizes 4096,65536,1048576] [--paths floor,reader,verbs,spark] [--results DIR]");
+              + "[--sizes 4096,65536,1048576] [--paths floor,reader,verbs,verbs64,spark] [--results DIR]");
           System.exit(2);
       }
     }

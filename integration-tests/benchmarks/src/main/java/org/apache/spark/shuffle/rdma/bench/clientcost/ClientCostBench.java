@@ -39,6 +39,12 @@ import org.openjdk.jmh.annotations.TearDown;
  *     CallbackDispatcher's threads), completions scripted instead of polled from a NIC. The
  *     task thread parks until the last block arrived, as Spark's task waits on its fetch
  *     results.
+ * <li>{@code verbs64}: {@code verbs} with the window of a peer on hardware by default: 4 queue
+ *     pairs of READ depth 16 ({@code verbs.queuePairsPerPeer} 0 means 4 on hardware, 1 on
+ *     software devices), approximated by one slot table of 64 slots and one completion
+ *     thread (the lanes' striping, a few array operations per post, is not run). With 64
+ *     blocks per fetch every READ is posted at once, so a fetch wakes the completion thread
+ *     about once instead of once per 16 READs.
  * <li>{@code spark}: Spark's own per-block client path for the same blocks, in process
  *     ({@link SparkClientPath}): OneForOneBlockFetcher, TransportClient, Spark's decoders,
  *     the blocks' bytes copied into pooled buffers as socket reads would fill them.
@@ -54,13 +60,15 @@ public class ClientCostBench {
   static final int PARTITIONS = 4;
   /** READ window per queue pair (a ConnectX's max_qp_rd_atom is 16). */
   static final int SLOTS = 16;
+  /** Queue pairs per peer on hardware by default (path verbs64). */
+  static final int HARDWARE_LANES = 4;
   static final int MAX_READ = 4 << 20;
   static final long POOL = 32L << 20;
 
   @Param({"4096", "65536", "1048576"})
   public int block;
 
-  @Param({"floor", "reader", "verbs", "spark"})
+  @Param({"floor", "reader", "verbs", "verbs64", "spark"})
   public String path;
 
   private Outputs outputs;
@@ -87,11 +95,16 @@ public class ClientCostBench {
     if (!path.equals("floor")) {
       if (path.equals("spark")) {
         spark = new SparkClientPath(outputs);
-      } else if (path.equals("reader") || path.equals("verbs")) {
-        channel = new LoopbackVerbsChannel(outputs, POOL, MAX_READ, SLOTS, path.equals("verbs"));
+      } else if (path.equals("reader") || path.startsWith("verbs")) {
+        boolean verbs = path.startsWith("verbs");
+        int window = path.equals("verbs64") ? SLOTS * HARDWARE_LANES : SLOTS;
+        if (verbs && !path.equals("verbs") && !path.equals("verbs64")) {
+          throw new IllegalArgumentException("path " + path + ": verbs or verbs64");
+        }
+        channel = new LoopbackVerbsChannel(outputs, POOL, MAX_READ, window, verbs);
         reader = new ReaderHarness(64L << 20);
       } else {
-        throw new IllegalArgumentException("path " + path + ": floor, reader, verbs or spark");
+        throw new IllegalArgumentException("path " + path + ": floor, reader, verbs, verbs64 or spark");
       }
       collector = new Collector(outputs);
       // The first fetch reads every index: the measured ones find them cached.
