@@ -11,12 +11,30 @@ import org.apache.spark.shuffle.rdma.handover.HandOverRequest;
 
 /**
  * What one executor's connection to the service has declared: its application's driver
- * (APP_DRIVER, the lease) and the applications it proved with their secret (APP_AUTH). Only
- * the connection's own thread touches it.
+ * (APP_DRIVER, the lease) and the applications it proved with their secret (APP_AUTH), and
+ * whether the kernel says it comes from the process that started the service. Only the
+ * connection's own thread touches it.
  */
 final class HandOverConnection {
   /** An executor serves one application; a few more leave room for tools and tests. */
   static final int MAX_AUTHENTICATED = 8;
+
+  /**
+   * The peer is this service's parent process (SO_PEERCRED's pid): on YARN the NodeManager,
+   * which started it. It may release any application, authenticated or not, without its
+   * secret: releasing is less than what a parent can always do (stop the service, which
+   * releases everything), and the NodeManager ends applications without holding their
+   * secrets. It may not hand over or release parts under an application's name.
+   */
+  final boolean fromParent;
+
+  HandOverConnection() {
+    this(false);
+  }
+
+  HandOverConnection(boolean fromParent) {
+    this.fromParent = fromParent;
+  }
 
   HandOverRequest driver;
   private final Map<String, HandOverRequest> authenticated = new HashMap<>();

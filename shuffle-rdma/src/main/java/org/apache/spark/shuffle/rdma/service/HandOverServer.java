@@ -105,10 +105,24 @@ final class HandOverServer implements Closeable {
     }
   }
 
+  /**
+   * Whether the peer is this process's parent now (read per connection: a parent that died
+   * leaves the service to another, so a pid reused later never passes).
+   */
+  private static boolean fromParent(UnixSocket s) {
+    try {
+      long pid = s.peer().pid();
+      return ProcessHandle.current().parent().map(p -> p.pid() == pid && pid > 1)
+          .orElse(false);
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
   private void serve(UnixSocket s) {
     // What this connection declared: its driver (a hand-over renews a lapsed lease) and the
     // applications it proved with their secret.
-    HandOverConnection conn = new HandOverConnection();
+    HandOverConnection conn = new HandOverConnection(fromParent(s));
     try {
       while (!closed) {
         UnixSocket.Message m;

@@ -89,11 +89,14 @@ final class ServedOutputs {
               req.mapId()), " shuffle " + req.shuffleId() + " map " + req.mapId()
               + " (its task attempt ended without success)");
         case RELEASE_APP: {
-          String denied = denied(apps.get(req.appId()), conn);
+          String denied = conn.fromParent ? null : denied(apps.get(req.appId()), conn);
           if (denied != null) {
             return refuse(req.kind(), req + " refused: " + denied, fds);
           }
-          AppOutputs.Released r = releaseApp(req.appId(), "its driver asked");
+          AppOutputs.Released r = releaseApp(req.appId(), conn.fromParent
+              ? "the process that started this service asked (its parent; on YARN the "
+                  + "NodeManager, at the application's end)"
+              : "its driver asked");
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
         case APP_DRIVER:

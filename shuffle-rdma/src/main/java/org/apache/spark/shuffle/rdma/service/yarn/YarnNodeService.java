@@ -215,8 +215,9 @@ public class YarnNodeService extends AuxiliaryService {
    * YARN ended the application on this node: RELEASE_APP for its id (Spark's application id
    * on YARN is the YARN application id), on a thread of its own so that the NodeManager's
    * dispatcher does not wait for the release. A service that holds nothing of the application
-   * releases 0. An application with spark.authenticate is refused (this side does not hold
-   * its secret): its outputs here end with the lease, as without this service.
+   * releases 0. An application with spark.authenticate is released too although this side
+   * does not hold its secret: the service takes RELEASE_APP from its parent process, which
+   * the NodeManager is (the kernel names the peer's pid, SO_PEERCRED).
    */
   @Override
   public void stopApplication(ApplicationTerminationContext context) {

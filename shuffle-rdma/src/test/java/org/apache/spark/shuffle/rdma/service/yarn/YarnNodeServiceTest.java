@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The NodeManager auxiliary service without YARN: its life cycle as the NodeManager drives
  * it (init, start, stopApplication, stop) on the real node service child process. A start
- * waits for the service's ready line; stopApplication releases that application alone;
+ * waits for the service's ready line; stopApplication releases that application alone, also
+ * one with spark.authenticate (the NodeManager is the service's parent, it holds no secret);
  * stop leaves no process and no socket. A service that cannot start fails serviceStart with
  * its own message. RdmaYarnSuite (integration-tests) runs it in a MiniYARNCluster under Spark.
  */
@@ -68,17 +69,29 @@ class YarnNodeServiceTest {
       assertTrue(aux.process().isAlive());
       ApplicationId a = ApplicationId.newInstance(1765000000000L, 1);
       ApplicationId b = ApplicationId.newInstance(1765000000000L, 2);
-      try (HandOverClient c = HandOverClient.connect(socket, 30_000)) {
+      ApplicationId authenticated = ApplicationId.newInstance(1765000000000L, 3);
+      try (HandOverClient c = HandOverClient.connect(socket, 30_000);
+           HandOverClient executorOfAuthenticated = HandOverClient.connect(socket, 30_000)) {
         handOver(c, a.toString(), 1);
         handOver(c, a.toString(), 2);
         handOver(c, b.toString(), 1);
-        assertEquals(3, c.stats().outputs());
+        // An application with spark.authenticate, as its executor hands over: the secret
+        // first. The NodeManager (here this JVM, the service's parent) never learns it.
+        HandOverAnswer proof = executorOfAuthenticated.appAuth(authenticated.toString(),
+            "secret-of-the-application-5c2e", 0);
+        assertFalse(proof.isRefused(), String.valueOf(proof.refusal()));
+        handOver(executorOfAuthenticated, authenticated.toString(), 1);
+        assertEquals(4, c.stats().outputs());
 
         aux.stopApplication(new ApplicationTerminationContext(a));
-        ServiceStats s = awaitOutputs(c, 1);
-        assertEquals(1, s.applications(), s.toString());
+        ServiceStats s = awaitOutputs(c, 2);
+        assertEquals(2, s.applications(), s.toString());
         aux.stopApplication(new ApplicationTerminationContext(b));
+        s = awaitOutputs(c, 1);
+        // Released without its secret: the request comes from the service's parent process.
+        aux.stopApplication(new ApplicationTerminationContext(authenticated));
         s = awaitOutputs(c, 0);
+        assertEquals(0, s.applications(), s.toString());
         assertEquals(0, s.registeredBytes(), s.toString());
         assertEquals(0, s.openDescriptors(), s.toString());
       }
