@@ -151,6 +151,10 @@ class RdmaYarnSuite extends AnyFunSuite with NodeServiceJobs {
       .set("spark.ui.enabled", "false")
       .set("spark.shuffle.manager", RdmaManager)
       .set("spark.shuffle.rdma.transport", "tcp")
+      // As on a secured YARN cluster: Spark makes the application's secret; its executors
+      // prove it to the service (APP_AUTH), which serves the application on a port of its
+      // own, and the NodeManager, which never holds it, still releases it at its end.
+      .set("spark.authenticate", "true")
       .set("spark.shuffle.readHostLocalDisk", "false")
       .set(RdmaConf.SERVICE_SOCKET.key, appSocket.toString)
       .set(RdmaShuffleDataIO.PLUGIN_CLASS_KEY, classOf[RdmaShuffleDataIO].getName)
