@@ -188,7 +188,8 @@ public final class RdmaMetrics {
           "fetch attempts started again after a curable failure "
           + "(`spark.shuffle.io.maxRetries`, `spark.shuffle.io.retryWait`: a reset or lost "
           + "connection, a transport retry error, a timeout; never a refusal, a refused "
-          + "reconnect, a checksum mismatch or a removed executor); rising means the fabric "
+          + "reconnect, a checksum mismatch or a removed executor, unless the node service "
+          + "serves all of the fetch's blocks); rising means the fabric "
           + "drops connections (check its lossless class, docs/rdma-setup.md)"),
       counter("reader.blocksToDisk", "count",
           "blocks fetched to disk (above Spark's `maxRemoteBlockSizeFetchToMem`)"),

@@ -27,7 +27,9 @@ import org.apache.spark.shuffle.rdma.transport.ReadRefusedException;
  *       served, so its process is gone); a connect timeout is a blip and is retried;
  *   <li>a block whose bytes differ from its writer's checksum (the file changed under its
  *       registration; Spark recomputes it);
- *   <li>any failure once the driver has told this reader the executor was removed.
+ *   <li>any failure once the driver has told this reader the executor was removed, unless
+ *       every block of the fetch is served by a node service the executor handed its
+ *       outputs to (the service outlives the executor; the caller decides).
  * </ul>
  *
  * Everything else (a lost or reset connection, a transport retry error, a flushed READ, a

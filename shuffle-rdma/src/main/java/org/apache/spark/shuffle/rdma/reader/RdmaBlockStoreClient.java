@@ -28,6 +28,7 @@ import org.apache.spark.network.shuffle.ErrorHandler;
 import org.apache.spark.network.shuffle.RetryingBlockTransferor;
 import org.apache.spark.network.shuffle.DownloadFileManager;
 import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.metadata.NodeServiceId;
 import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
@@ -223,7 +224,12 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       this.fromService = fromService;
       this.spark = spark;
       this.downloads = downloads;
-      this.policy = new FetchRetryPolicy(() -> tables.removed(execId), stats.fetchRetries);
+      // A removed executor's handed-over outputs are served by its node service, which
+      // lives on: its removal is no reason not to retry them (only when every block is).
+      boolean servicesOnly = !firstAttempt.isEmpty() && firstAttempt.stream()
+          .allMatch(b -> NodeServiceId.isService(b.descriptor.executorId()));
+      this.policy = new FetchRetryPolicy(() -> !servicesOnly && tables.removed(execId),
+          stats.fetchRetries);
     }
 
     /** Where a block's last failure goes: Spark, or first the departure check. */

@@ -22,7 +22,11 @@ import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.shuffle.BlockFetchingListener;
 import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.rdma.metadata.DescriptorCodec;
 import org.apache.spark.shuffle.rdma.metadata.MetadataFixture;
+import org.apache.spark.shuffle.rdma.metadata.MetadataRpc;
+import org.apache.spark.shuffle.rdma.metadata.NodeServiceId;
+import org.apache.spark.shuffle.rdma.metadata.ShuffleTableCache;
 import org.apache.spark.shuffle.rdma.testing.CuttableRelay;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.transport.PeerAddress;
@@ -37,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * registered map outputs from a real tcp transport through a relay that resets every
  * connection mid-fetch (the peer lives on) or stops answering connects (the peer is gone),
  * with the driver's real metadata endpoints resolving the blocks. A blip costs a retry, not
- * a block; a refusal and a vanished peer are not retried; every block ends exactly once.
+ * a block, also when the reader reads a removed executor's outputs from its node service; a
+ * refusal and a vanished peer are not retried; every block ends exactly once.
  */
 class FetchRetryTest {
   private static final int SHUFFLE = 7;
@@ -215,6 +220,52 @@ class FetchRetryTest {
     assertBytes(out, 1, 1);
     assertEquals(0, client.stats().fetchRetries.get());
     assertTrue(seconds < 4, "a refusal waited for a retry: " + seconds + " s");
+    client.close();
+  }
+
+  @Test
+  void aResetWhileReadingARemovedExecutorsOutputsFromItsNodeServiceIsRetried() throws Exception {
+    // exec-9 handed every output over to the node service at the relay, then Spark removed
+    // it; this reader knows of the removal. The service lives on: a reset costs a retry.
+    PeerAddress service = new PeerAddress("127.0.0.1", relay.port());
+    MetadataFixture.Executor e9 = meta.addExecutor("exec-9", new PeerAddress("127.0.0.1", 1));
+    MetadataRpc.registerNodeService(e9.masterRef, "exec-9", service);
+    int shuffle = SHUFFLE + 1;
+    meta.registerShuffle(shuffle, PARTITIONS);
+    int[] sizes = new int[PARTITIONS];
+    java.util.Arrays.fill(sizes, PARTITION_BYTES);
+    List<ReaderFixture.Output> handed = new ArrayList<>();
+    List<String> ids = new ArrayList<>();
+    for (int m = 0; m < OUTPUTS; m++) {
+      ReaderFixture.Output o = f.register(shuffle, 50 + m, sizes, 200 + m);
+      MetadataRpc.publishHandedOver(e9.masterRef, shuffle, 50 + m, "exec-9",
+          DescriptorCodec.encodeEntry(o.descriptor.withExecutorId(NodeServiceId.of(service))));
+      handed.add(o);
+      for (int p = 0; p < PARTITIONS; p++) {
+        ids.add("shuffle_" + shuffle + "_" + (50 + m) + "_" + p);
+      }
+    }
+    meta.master.executorRemoved("exec-9");
+    ShuffleTableCache tables = meta.tables();
+    assertTrue(tables.departed(shuffle, "exec-9"));
+    RdmaBlockStoreClient client = new RdmaBlockStoreClient(f.client, tables,
+        new TransportConf("shuffle", new MapConfigProvider(Map.of(
+            "spark.shuffle.io.maxRetries", "3", "spark.shuffle.io.retryWait", "200ms"))),
+        null, 1 << 20, false, -1);
+    relay.cutAfter(512 * 1024);
+    Outcomes out = new Outcomes(ids.size());
+    client.fetchBlocks("127.0.0.1", 40009, "exec-9", ids.toArray(new String[0]), out, null);
+    out.await();
+    assertEquals(1, relay.cuts.get(), "the relay reset the connection");
+    assertTrue(out.failures.isEmpty(), out.failures.size() + " failed, e.g. "
+        + out.failures.values().stream().findFirst().map(String::valueOf).orElse(""));
+    for (int m = 0; m < OUTPUTS; m++) {
+      for (int p = 0; p < PARTITIONS; p++) {
+        String id = "shuffle_" + shuffle + "_" + (50 + m) + "_" + p;
+        assertArrayEquals(handed.get(m).bytes(p, p + 1), out.bytes.get(id), id);
+      }
+    }
+    assertTrue(client.stats().fetchRetries.get() >= 1, "no retry counted");
     client.close();
   }
 
