@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import org.apache.spark.shuffle.rdma.bench.Charts;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
@@ -35,7 +36,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * or a benchmark failed (wrong bytes, a lost block), 2 for a usage error.
  *
  * <p>Usage: {@code ClientCost [--smoke] [--sizes 4096,65536,1048576] [--paths
- * floor,reader,verbs,verbs64,spark] [--results DIR] [--load-before "a b c"]}.
+ * floor,reader,verbs,verbs64,spark] [--results DIR] [--load-before "a b c"]}, or
+ * {@code ClientCost --charts-only DIR} to draw an earlier run's charts (cpu-SIZE.png) again.
  */
 public final class ClientCost {
   private ClientCost() {}
@@ -53,6 +55,10 @@ public final class ClientCost {
         case "--paths": paths = Arrays.asList(args[++i].split(",")); break;
         case "--results": results = Paths.get(args[++i]); break;
         case "--load-before": loadBefore = args[++i]; break;
+        case "--charts-only":
+          // Redraws the charts of an earlier run's folder from its results.csv.
+          charts(Paths.get(args[++i]));
+          return;
         default:
           System.err.println("unknown argument " + args[i] + "; usage: ClientCost [--smoke] "
               + "[--sizes 4096,65536,1048576] [--paths floor,reader,verbs,verbs64,spark] [--results DIR]");
@@ -179,6 +185,36 @@ public final class ClientCost {
     }
     Files.writeString(dir.resolve("results.csv"), csv);
     Files.writeString(dir.resolve("report.md"), md);
+    charts(dir);
+  }
+
+  /**
+   * One chart per block size from the folder's results.csv, {@code cpu-<size>.png}: CPU ns
+   * per block by path, the floor as a dashed line (the paths' scales differ by 1,000x across
+   * sizes, so one chart each).
+   */
+  static void charts(Path dir) throws IOException {
+    Map<String, List<String[]>> bySize = new LinkedHashMap<>();
+    List<String> csv = Files.readAllLines(dir.resolve("results.csv"));
+    for (String line : csv.subList(1, csv.size())) {
+      String[] f = line.split(",");
+      bySize.computeIfAbsent(f[1], k -> new ArrayList<>()).add(f);
+    }
+    for (Map.Entry<String, List<String[]>> e : bySize.entrySet()) {
+      List<String> paths = new ArrayList<>();
+      double[][] cpu = new double[1][e.getValue().size()];
+      double floor = Double.NaN;
+      for (int i = 0; i < e.getValue().size(); i++) {
+        String[] f = e.getValue().get(i);
+        paths.add(f[0]);
+        cpu[0][i] = Double.parseDouble(f[2]);
+        floor = Double.parseDouble(f[5]);
+      }
+      Charts.bars(dir.resolve("cpu-" + e.getKey() + ".png"),
+          "Reducer CPU per " + human(Integer.parseInt(e.getKey())) + " block (dashed: the "
+              + "floor, a plain copy)", "CPU ns per block", paths, List.of("CPU ns per block"),
+          cpu, null, floor, false);
+    }
   }
 
   private static String human(int bytes) {
