@@ -105,8 +105,10 @@ class RdmaYarnSuite extends AnyFunSuite with NodeServiceJobs {
     c.set(YarnServiceKeys.SOCKET, socket.toString)
     c.set(YarnServiceKeys.SPARK_HOME, sparkHome(work).toString)
     c.set(YarnServiceKeys.JAVA_OPTS, "-Xmx256m")
+    // Neither lease may release the application: the test shows YARN's stopApplication does.
     c.set(YarnServiceKeys.ARGS, "--transport tcp --host 127.0.0.1 " +
-      "--conf spark.shuffle.rdma.service.driverTimeout=10min")
+      s"--conf ${RdmaConf.SERVICE_DRIVER_TIMEOUT.key}=10min " +
+      s"--conf ${RdmaConf.SERVICE_DRIVER_GONE_TIMEOUT.key}=0")
     c.set(YarnServiceKeys.STOP_TIMEOUT, "30s")
     // As Spark's BaseYarnClusterSuite: hadoop-client-minicluster has no
     // capacity-scheduler.xml, and a full disk must not mark the node unhealthy.

@@ -208,6 +208,11 @@ public final class RdmaShuffleConf {
     return (Long) get(RdmaConf.SERVICE_DRIVER_TIMEOUT());
   }
 
+  /** Node service: how long a driver that answered before may refuse connections. */
+  public long serviceDriverGoneTimeoutMs() {
+    return (Long) get(RdmaConf.SERVICE_DRIVER_GONE_TIMEOUT());
+  }
+
   /** Node service: how often each application's driver is checked. */
   public long serviceDriverProbeIntervalMs() {
     return (Long) get(RdmaConf.SERVICE_DRIVER_PROBE_INTERVAL());

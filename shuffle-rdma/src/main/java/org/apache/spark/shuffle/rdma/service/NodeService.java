@@ -55,7 +55,7 @@ public final class NodeService implements Closeable {
     String host = args.hostOrDefault();
     RdmaShuffleConf rdma = new RdmaShuffleConf(conf);
     DriverLeases leases = new DriverLeases(rdma.serviceDriverTimeoutMs(),
-        rdma.serviceDriverProbeIntervalMs(), log);
+        rdma.serviceDriverGoneTimeoutMs(), rdma.serviceDriverProbeIntervalMs(), log);
     ServiceTransports transports = chosen != null ? chosen
         : ServiceTransports.choose(args, host, log);
     // tcp: one transport for applications without authentication; verbs: none shared, each
@@ -84,13 +84,15 @@ public final class NodeService implements Closeable {
       t.setDaemon(true);
       return t;
     });
-    long interval = rdma.serviceDriverProbeIntervalMs();
-    leaseProbe.scheduleWithFixedDelay(this::probeDrivers, interval, interval,
+    // Each lease is checked when due: every probe interval, more often while it refuses.
+    long tick = leases.tickMs();
+    leaseProbe.scheduleWithFixedDelay(this::probeDrivers, tick, tick,
         java.util.concurrent.TimeUnit.MILLISECONDS);
     log.ready(READY + " socket=" + args.socket + " transport=" + transports.kind()
         + " address=" + (transport != null ? transport.localAddress().toString()
             : "per-application") + " pid=" + ProcessHandle.current().pid()
         + " driver-timeout=" + leases.timeoutMs() + "ms"
+        + " driver-gone-timeout=" + leases.goneTimeoutMs() + "ms"
         + " max-registered-bytes=" + budget.max() + " app-max=" + budget.appMax()
         + " allowed-uids=" + uids);
   }

@@ -78,7 +78,7 @@ final class ServedOutputs {
       switch (req.kind()) {
         case HAND_OVER:
           if (conn.driver != null && conn.driver.appId().equals(req.appId())) {
-            announce(conn.driver);
+            announceIfAllowed(conn.driver, conn);
           }
           return handOver(req, fds, conn);
         case RELEASE_SHUFFLE:
@@ -100,7 +100,9 @@ final class ServedOutputs {
           return HandOverAnswer.released(req.kind(), r.outputs, r.bytes);
         }
         case APP_DRIVER:
-          announce(req);
+          // Kept on the connection either way: an executor announces its driver before it
+          // proves the secret (APP_AUTH), and its next hand-over announces it then.
+          announceIfAllowed(req, conn);
           conn.driver = req;
           return HandOverAnswer.lease(leases.timeoutMs());
         case APP_AUTH:
@@ -229,6 +231,17 @@ final class ServedOutputs {
         return HandOverAnswer.registered(t.name(), t.localAddress(), d);
       }
       apps.remove(req.appId(), app); // released meanwhile: a fresh one takes it
+    }
+  }
+
+  /**
+   * Names the application's driver for its lease, unless the application authenticates and
+   * this connection did not present its secret: whoever may name the driver may end the
+   * lease (a driver that refuses connections ends it within seconds).
+   */
+  private void announceIfAllowed(HandOverRequest driver, HandOverConnection conn) {
+    if (denied(apps.get(driver.appId()), conn) == null) {
+      announce(driver);
     }
   }
 

@@ -395,6 +395,23 @@ object RdmaConf {
     .checkValue(v => v >= 1000 && v <= TimeUnit.DAYS.toMillis(7), "must be in [1s, 7d]")
     .createWithDefaultString("2min"))
 
+  val SERVICE_DRIVER_GONE_TIMEOUT: ConfigEntry[Long] = define(
+    ConfigBuilder(PREFIX + "service.driverGoneTimeout")
+    .doc("Node service only (its --conf): how long an application's driver may refuse TCP " +
+      "connections at its announced address, after it accepted one, before the service " +
+      "releases the application. A refusal comes from the driver's host itself (nothing " +
+      "listens on the driver's RPC port any more: the application ended or its driver " +
+      "died), so it needs no allowance for network blips or GC pauses, which time out " +
+      "instead of refusing and wait for spark.shuffle.rdma.service.driverTimeout. While " +
+      "the driver refuses it is checked every fifth of this (at least 100ms, at most every " +
+      "spark.shuffle.rdma.service.driverProbeInterval). This is what releases a finished " +
+      "application on hosts without its driver within seconds (docs/node-service.md, " +
+      "lease). Capped by driverTimeout; 0 turns it off (refusals then count as any failure).")
+    .version(V)
+    .timeConf(TimeUnit.MILLISECONDS)
+    .checkValue(v => v >= 0 && v <= TimeUnit.DAYS.toMillis(7), "must be in [0, 7d]")
+    .createWithDefaultString("5s"))
+
   val SERVICE_DRIVER_PROBE_INTERVAL: ConfigEntry[Long] = define(
     ConfigBuilder(PREFIX + "service.driverProbeInterval")
     .doc("Node service only (its --conf): how often it checks each application's driver " +

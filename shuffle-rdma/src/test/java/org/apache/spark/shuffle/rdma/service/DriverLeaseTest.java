@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The node service's lease on an application: its outputs stay while the driver the
  * executors announced accepts connections, and are released (outputs, bytes, descriptors)
- * once it has refused them for spark.shuffle.rdma.service.driverTimeout. A real service,
+ * once it has refused them for spark.shuffle.rdma.service.driverTimeout, or, when it
+ * answered before, for the shorter driverGoneTimeout. A real service,
  * real Unix and TCP sockets; the driver is a listening TCP socket, closed to play its end.
  */
 class DriverLeaseTest {
@@ -44,9 +45,15 @@ class DriverLeaseTest {
 
   private final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
 
+  /** A service whose refusal rule is off: a refusing driver counts as any failure. */
   private NodeService service(Path socket) throws Exception {
+    return service(socket, TIMEOUT_MS, 0);
+  }
+
+  private NodeService service(Path socket, long timeoutMs, long goneMs) throws Exception {
     return InProcessService.start(socket, logBytes,
-        "--conf", RdmaConf.SERVICE_DRIVER_TIMEOUT().key() + "=" + TIMEOUT_MS + "ms",
+        "--conf", RdmaConf.SERVICE_DRIVER_TIMEOUT().key() + "=" + timeoutMs + "ms",
+        "--conf", RdmaConf.SERVICE_DRIVER_GONE_TIMEOUT().key() + "=" + goneMs + "ms",
         "--conf", RdmaConf.SERVICE_DRIVER_PROBE_INTERVAL().key() + "=100ms");
   }
 
@@ -147,6 +154,64 @@ class DriverLeaseTest {
     }
   }
 
+  /**
+   * A driver that answered and then refuses connections has ended: its application goes
+   * after the short driver-gone timeout, long before the driver timeout.
+   */
+  @Test
+  void aDriverThatRefusesAfterItAnsweredIsReleasedAfterTheGoneTimeout() throws Exception {
+    Path socket = dir.resolve("s.sock");
+    MapOutputFiles f = new MapOutputFiles(dir, 1, 2, new int[] {100, 200, 300}, 10);
+    ServerSocket driver = driver();
+    long goneMs = 500;
+    try (NodeService s = service(socket, 60_000, goneMs);
+         HandOverClient stats = HandOverClient.connect(socket, 30_000)) {
+      ExecutorHandOver executor = new ExecutorHandOver(socket, LEASED, 30_000, "127.0.0.1",
+          driver.getLocalPort());
+      handOver(executor, f, 2);
+      executor.close();
+      awaitLog("driver-gone-timeout=" + goneMs + "ms");
+      Thread.sleep(500); // checked (and answered) at least once: rounds of 100 ms
+      assertEquals(1, stats.stats().outputs(), log());
+      driver.close(); // the application ended: its RPC port refuses from now on
+      long took = awaitOutputs(stats, 0, 10_000);
+      assertTrue(took >= goneMs - 150, "released after " + took + " ms, before the "
+          + goneMs + " ms driver-gone timeout\n" + log());
+      assertEquals(0, stats.stats().openDescriptors());
+      awaitLog("released " + LEASED + " (its driver 127.0.0.1:" + driver.getLocalPort()
+          + " has refused connections for");
+      assertTrue(log().contains("after it had answered: its application ended"), log());
+    }
+  }
+
+  /**
+   * Naming the driver of an application that authenticates takes its secret: a local process
+   * without it cannot point the lease at a "driver" of its own and close that to end it.
+   */
+  @Test
+  void onlyAConnectionWithTheSecretNamesAnAuthenticatedApplicationsDriver() throws Exception {
+    Path socket = dir.resolve("s.sock");
+    MapOutputFiles f = new MapOutputFiles(dir, 1, 2, new int[] {10, 20}, 11);
+    ServerSocket driver = driver();
+    ServerSocket impostor = driver();
+    try (NodeService s = service(socket, 60_000, 300);
+         HandOverClient stats = HandOverClient.connect(socket, 30_000);
+         ExecutorHandOver executor = new ExecutorHandOver(socket, LEASED, 30_000, "127.0.0.1",
+             driver.getLocalPort(), "secret-of-the-application-91ab", 0);
+         HandOverClient other = HandOverClient.connect(socket, 30_000)) {
+      handOver(executor, f, 2);
+      HandOverAnswer a = other.appDriver(LEASED, "127.0.0.1", impostor.getLocalPort());
+      assertTrue(!a.isRefused(), a.toString()); // taken, not applied: nothing to learn here
+      Thread.sleep(500); // the impostor's port would have answered a check by now
+      impostor.close();
+      Thread.sleep(1500); // five times the driver-gone timeout
+      assertEquals(1, stats.stats().outputs(), "the lease follows the real driver\n" + log());
+      assertTrue(!log().contains("driver at 127.0.0.1:" + impostor.getLocalPort()), log());
+    } finally {
+      driver.close();
+    }
+  }
+
   @Test
   void anExecutorThatLivesOnRenewsTheLeaseWithItsNextOutput() throws Exception {
     Path socket = dir.resolve("s.sock");
@@ -154,7 +219,8 @@ class DriverLeaseTest {
     ServerSocket driver = driver();
     int port = driver.getLocalPort();
     driver.close(); // unreachable from the start (from this service, say)
-    try (NodeService s = service(socket);
+    // The refusal rule on: a driver that never answered waits for the whole timeout.
+    try (NodeService s = service(socket, TIMEOUT_MS, 200);
          HandOverClient stats = HandOverClient.connect(socket, 30_000);
          ExecutorHandOver executor = new ExecutorHandOver(socket, LEASED, 30_000,
              "127.0.0.1", port)) {
