@@ -405,8 +405,9 @@ object RdmaConf {
       "instead of refusing and wait for spark.shuffle.rdma.service.driverTimeout. While " +
       "the driver refuses it is checked every fifth of this (at least 100ms, at most every " +
       "spark.shuffle.rdma.service.driverProbeInterval). This is what releases a finished " +
-      "application on hosts without its driver within seconds (docs/node-service.md, " +
-      "lease). Capped by driverTimeout; 0 turns it off (refusals then count as any failure).")
+      "application on hosts without its driver within seconds, where the driver's host " +
+      "stays up after it (docs/node-service.md, lease). Capped by driverTimeout; 0 turns " +
+      "it off (refusals then count as any failure).")
     .version(V)
     .timeConf(TimeUnit.MILLISECONDS)
     .checkValue(v => v >= 0 && v <= TimeUnit.DAYS.toMillis(7), "must be in [0, 7d]")
