@@ -28,6 +28,9 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.shuffle.rdma.RdmaShuffleDataIO;
 import org.apache.spark.shuffle.rdma.RdmaShuffleManager;
 import org.apache.spark.shuffle.rdma.config.RdmaConf;
+import org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm;
+import org.apache.spark.shuffle.rdma.handover.ExecutorHandOver;
+import org.apache.spark.shuffle.rdma.handover.HandOverAnswer;
 import org.apache.spark.shuffle.rdma.handover.HandOverClient;
 import org.apache.spark.shuffle.rdma.handover.ServiceStats;
 import scala.Tuple2;
@@ -49,6 +52,8 @@ final class NodeServiceRun {
   private static final int RECORDS = 20_000;
   private static final int MAP_TASKS = 4;
   private static final int REDUCE_PARTITIONS = 6;
+  /** The marker output's shuffle id: far above the ids this application's jobs take. */
+  private static final int MARKER_SHUFFLE = 1_000_000;
 
   private NodeServiceRun() {}
 
@@ -239,6 +244,12 @@ final class NodeServiceRun {
               + again.get("reader.fallbackBlocks") + ", failed blocks "
               + again.get("reader.failedBlocks") + ", outputs the readers registered "
               + again.get("registry.outputs") + " (none: the bytes came from the services)");
+      // The driver's release must find something here whatever the map tasks' placement:
+      // dynamic allocation may have released this host's executor before job 1 ran (its
+      // executors start minutes apart under emulation), leaving this service nothing.
+      String marker = handOverMarker(socket, sc.applicationId());
+      checks.check("a marker output of the application handed to this host's service",
+          marker == null, marker == null ? stats(socket).toString() : marker);
     } finally {
       sc.stop();
     }
@@ -248,6 +259,26 @@ final class NodeServiceRun {
         && end.openDescriptors() == 0 && end.registeredBytes() == 0 && end.handOvers() > 0,
         end.toString());
     checks.scope("");
+  }
+
+  /**
+   * Hands one small output of {@code appId} to the service as an executor would (a shuffle id
+   * Spark does not use here); null when taken, else why not.
+   */
+  private static String handOverMarker(Path socket, String appId) throws java.io.IOException {
+    Path dir = java.nio.file.Files.createTempDirectory("node-service-marker");
+    Path data = java.nio.file.Files.write(dir.resolve("marker.data"), new byte[64]);
+    Path index = dir.resolve("marker.index");
+    try (java.io.DataOutputStream out = new java.io.DataOutputStream(
+        java.nio.file.Files.newOutputStream(index))) {
+      out.writeLong(0);
+      out.writeLong(64);
+    }
+    try (ExecutorHandOver h = new ExecutorHandOver(socket, appId, 60_000)) {
+      HandOverAnswer a = h.handOver(MARKER_SHUFFLE, 0, data.toFile(), index.toFile(), null,
+          ChecksumAlgorithm.NONE);
+      return a != null ? null : String.valueOf(h.lastProblem());
+    }
   }
 
   private static ServiceStats stats(Path socket) throws java.io.IOException {
