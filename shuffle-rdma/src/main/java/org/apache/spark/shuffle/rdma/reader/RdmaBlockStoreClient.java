@@ -226,9 +226,12 @@ public final class RdmaBlockStoreClient extends BlockStoreClient {
       this.downloads = downloads;
       // A removed executor's handed-over outputs are served by its node service, which
       // lives on: its removal is no reason not to retry them (only when every block is).
-      boolean servicesOnly = !firstAttempt.isEmpty() && firstAttempt.stream()
-          .allMatch(b -> NodeServiceId.isService(b.descriptor.executorId()));
-      this.policy = new FetchRetryPolicy(() -> !servicesOnly && tables.removed(execId),
+      boolean servicesOnly = !firstAttempt.isEmpty();
+      for (int i = 0; i < firstAttempt.size() && servicesOnly; i++) {
+        servicesOnly = NodeServiceId.isService(firstAttempt.get(i).descriptor.executorId());
+      }
+      boolean retryAfterRemoval = servicesOnly;
+      this.policy = new FetchRetryPolicy(() -> !retryAfterRemoval && tables.removed(execId),
           stats.fetchRetries);
     }
 
