@@ -7,7 +7,7 @@ package org.apache.spark.shuffle.rdma
 import java.io.File
 import java.nio.file.Files
 
-import org.apache.spark.{SparkConf, SparkContext}
+import org.apache.spark.{FetchFailed, SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 
@@ -82,4 +82,19 @@ object ClusterSupport {
   }
 
   def waitForListeners(sc: SparkContext): Unit = sc.listenerBus.waitUntilEmpty()
+
+  /**
+   * Spark's own `MetadataFetchFailedException` ("Missing an output location for shuffle S
+   * partition P"): a reducer of a retried stage that the scheduler started while it was still
+   * unregistering the outputs a real fetch failure lost. No block was read, so it names no
+   * block manager and map -1; whether one happens is the scheduler's timing, which the plugin
+   * does not control and a test must not assume.
+   */
+  def isMissingOutputLocation(f: FetchFailed): Boolean =
+    f.bmAddress == null && f.mapId == -1L && f.message != null &&
+      f.message.contains("Missing an output location")
+
+  /** The fetch failures of block reads: every failure but Spark's missing-location ones. */
+  def blockReadFailures(failures: Seq[FetchFailed]): List[FetchFailed] =
+    failures.filterNot(isMissingOutputLocation).toList
 }

@@ -108,7 +108,9 @@ class RdmaChecksumSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAn
     Await.result(blocker, 120.seconds)
     assert(result == expected)
     waitForListeners(sc)
-    val failures = fetchFailures.synchronized(fetchFailures.toList)
+    // Spark's own missing-location failures (a retried stage's reducer started while outputs
+    // were being unregistered) read no block: left out (ClusterSupport.isMissingOutputLocation).
+    val failures = blockReadFailures(fetchFailures.synchronized(fetchFailures.toList))
     assert(failures.nonEmpty, "the overwritten bytes must have been detected")
     // Every fetch failure is the plugin's checksum refusal, and names the block Spark failed.
     failures.foreach { f =>
