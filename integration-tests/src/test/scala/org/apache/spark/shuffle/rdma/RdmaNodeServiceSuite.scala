@@ -130,7 +130,7 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
       assert(writers("registry.outputs") == 0, "handed over, not registered by the executors")
       // MapTasks + 1 hand-overs: the failed attempt's output was handed over too; the driver
       // saw the attempt fail, and its executor released that output alone (RELEASE_OUTPUT).
-      waitUntil("the failed attempt's output released in the service", 30)(
+      waitUntil("the failed attempt's output released in the service", 180)(
         service.stats().outputs() == MapTasks)
       val s1 = service.stats()
       assert(s1.handOvers() == MapTasks + 1 && s1.refusals() == 0, s1)
@@ -167,7 +167,7 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
 
       // Unregistering the shuffle (Spark's cleaner) releases it in the service.
       sc.cleaner.get.doCleanupShuffle(shuffleId(summed), blocking = true)
-      waitUntil("the service released shuffle " + shuffleId(summed), 60)(
+      waitUntil("the service released shuffle " + shuffleId(summed), 180)(
         service.stats().outputs() == 0)
       val s2 = service.stats()
       assert(s2.registeredBytes() == 0 && s2.openDescriptors() == 0 && s2.outputs() == 0, s2)

@@ -189,7 +189,7 @@ class RdmaYarnSuite extends AnyFunSuite with NodeServiceJobs {
     try {
       cluster.init(yarnConf(work, socket))
       cluster.start()
-      val rmDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+      val rmDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180)
       // MiniYARNCluster may return before the RM's address has its port (as Spark's suite).
       while (cluster.getConfig.get(YarnConfiguration.RM_ADDRESS).split(":").last == "0") {
         assert(System.nanoTime() < rmDeadline, "the ResourceManager did not come up")
@@ -251,7 +251,7 @@ class RdmaYarnSuite extends AnyFunSuite with NodeServiceJobs {
       val stopped = System.nanoTime()
       sc.stop()
       sc = null
-      waitUntil(s"the service released $appId at its end (YARN stopApplication)", 60)(
+      waitUntil(s"the service released $appId at its end (YARN stopApplication)", 180)(
         stats(socket).outputs() == 0)
       val s2 = stats(socket)
       assert(s2.registeredBytes() == 0 && s2.openDescriptors() == 0 && s2.outputs() == 0 &&
@@ -261,7 +261,7 @@ class RdmaYarnSuite extends AnyFunSuite with NodeServiceJobs {
 
       val service = serviceProcesses(socket)
       cluster.stop()
-      waitUntil("the node service stopped with the NodeManager", 60)(service.forall(!_.isAlive))
+      waitUntil("the node service stopped with the NodeManager", 180)(service.forall(!_.isAlive))
       assert(!Files.exists(socket), "the service removed its socket")
       println(s"[yarn suite] whole case ${(System.nanoTime() - t0) / 1000000} ms")
     } finally {
