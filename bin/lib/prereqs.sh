@@ -6,7 +6,8 @@
 # package manager, so they stop naming the package. Needed for the verbs transport's native
 # layer: gcc, make and the rdma-core headers (libibverbs-dev, librdmacm-dev). Needed by the
 # tests only: unzip (jar checks in bin/build-all-lines), ip and tc (iproute2, the benchmark
-# smoke's network namespaces); the Soft-RoCE VM harness installs qemu and debootstrap itself.
+# smoke's network namespaces), jq and git (bin/release: the SBOMs, the release notes); the
+# Soft-RoCE VM harness installs qemu and debootstrap itself.
 # As root with apt-get, whatever is missing is installed (and said so). Without root:
 #   demo   builds without the native layer (SHUFFLE_RDMA_NATIVE=skip): the jar runs on tcp,
 #          which transport=auto picks; one line says how to get verbs.
@@ -49,6 +50,8 @@ _prereq_scan() {  # fills prereq_missing with the Debian packages this host lack
   if [ "$what" = tests ]; then
     _prereq_need unzip command -v unzip
     _prereq_need iproute2 command -v tc
+    _prereq_need jq command -v jq
+    _prereq_need git command -v git
   fi
 }
 

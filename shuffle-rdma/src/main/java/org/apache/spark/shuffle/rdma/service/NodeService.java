@@ -52,7 +52,7 @@ public final class NodeService implements Closeable {
     for (Map.Entry<String, String> e : args.conf.entrySet()) {
       conf.set(e.getKey(), e.getValue());
     }
-    String host = args.hostOrDefault();
+    String host = args.hostOrDefault(log::info);
     RdmaShuffleConf rdma = new RdmaShuffleConf(conf);
     DriverLeases leases = new DriverLeases(rdma.serviceDriverTimeoutMs(),
         rdma.serviceDriverGoneTimeoutMs(), rdma.serviceDriverProbeIntervalMs(), log);

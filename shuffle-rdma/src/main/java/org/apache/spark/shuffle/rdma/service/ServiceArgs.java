@@ -4,7 +4,7 @@
  */
 package org.apache.spark.shuffle.rdma.service;
 
-import java.net.InetAddress;
+import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * The node service's command line:
@@ -111,9 +112,12 @@ final class ServiceArgs {
     return a;
   }
 
-  /** The address the transport listens on and readers reach: --host, else this host's. */
-  String hostOrDefault() throws UnknownHostException {
-    return host != null ? host : InetAddress.getLocalHost().getHostAddress();
+  /**
+   * The address the transport listens on and readers reach: --host, else this host's as
+   * Spark picks its own ({@link LocalAddress}, which logs its choice).
+   */
+  String hostOrDefault(Consumer<String> log) throws UnknownHostException, SocketException {
+    return host != null ? host : LocalAddress.find(log);
   }
 
   private static int number(String arg, String v, int min, int max) {

@@ -86,9 +86,11 @@ public class YarnNodeService extends AuxiliaryService {
         YarnServiceKeys.START_TIMEOUT_DEFAULT_MS, TimeUnit.MILLISECONDS);
     stopTimeoutMs = conf.getTimeDuration(YarnServiceKeys.STOP_TIMEOUT,
         YarnServiceKeys.STOP_TIMEOUT_DEFAULT_MS, TimeUnit.MILLISECONDS);
-    String java = javaExecutable(conf.getTrimmed(YarnServiceKeys.JAVA_HOME, ""));
-    String classPath = classPath(conf.getTrimmed(YarnServiceKeys.JAR, ""),
-        conf.getTrimmed(YarnServiceKeys.SPARK_HOME, ""));
+    String javaHome = conf.getTrimmed(YarnServiceKeys.JAVA_HOME, "");
+    String plugin = pluginJar(conf.getTrimmed(YarnServiceKeys.JAR, ""));
+    checkJava(javaHome, plugin);
+    String java = javaExecutable(javaHome);
+    String classPath = classPath(plugin, conf.getTrimmed(YarnServiceKeys.SPARK_HOME, ""));
     command = new ArrayList<>();
     command.add(java);
     command.addAll(words(jvmOptions(java, classPath)));
@@ -251,16 +253,28 @@ public class YarnNodeService extends AuxiliaryService {
     return ByteBuffer.allocate(0);
   }
 
+  /**
+   * The Java that runs the service ({@link YarnServiceKeys#JAVA_HOME}, else the NodeManager's)
+   * must run the plugin jar's class files (Java 17 for the Spark 4 lines, 11 for 3.5): else
+   * the NodeManager's start fails here naming both and the fix.
+   */
+  private static void checkJava(String javaHome, String plugin) throws IOException {
+    Path home = Paths.get(javaHome.isEmpty() ? System.getProperty("java.home") : javaHome);
+    Path jar = Paths.get(plugin);
+    String problem = JavaLevel.check(JavaLevel.of(home), JavaLevel.needed(jar), home,
+        !javaHome.isEmpty(), jar);
+    if (problem != null) {
+      throw new IllegalArgumentException(problem);
+    }
+  }
+
   private static String javaExecutable(String javaHome) {
     String home = javaHome.isEmpty() ? System.getProperty("java.home") : javaHome;
     return Paths.get(home, "bin", "java").toString();
   }
 
-  /**
-   * The plugin jar (the key, else where this class was loaded from) and SPARK_HOME's jars,
-   * as bin/shuffle-rdma-service builds it.
-   */
-  private static String classPath(String jar, String sparkHome) throws IOException {
+  /** The plugin jar (or classes directory): the key, else where this class was loaded from. */
+  private static String pluginJar(String jar) {
     String plugin = jar;
     if (plugin.isEmpty()) {
       try {
@@ -275,6 +289,11 @@ public class YarnNodeService extends AuxiliaryService {
       throw new IllegalArgumentException("the plugin jar " + plugin + " does not exist ("
           + YarnServiceKeys.JAR + ")");
     }
+    return plugin;
+  }
+
+  /** The plugin jar and SPARK_HOME's jars, as bin/shuffle-rdma-service builds it. */
+  private static String classPath(String plugin, String sparkHome) {
     String home = sparkHome.isEmpty() ? System.getenv().getOrDefault("SPARK_HOME", "")
         : sparkHome;
     if (home.isEmpty() || !Files.isDirectory(Paths.get(home, "jars"))) {
