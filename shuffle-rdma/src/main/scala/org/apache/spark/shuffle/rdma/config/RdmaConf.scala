@@ -369,9 +369,11 @@ object RdmaConf {
       "too, so that Spark keeps an executor's map outputs when it removes the executor and " +
       "dynamic allocation runs without shuffle tracking. Turns " +
       "spark.shuffle.readHostLocalDisk off (a removed executor's files go with it). " +
-      "tcp transport only. With spark.authenticate=true executors give the service the " +
-      "application's secret and it serves the application on a port of its own that " +
-      "authenticates readers with it. See docs/node-service.md.")
+      "The service serves on tcp or on verbs (a protection domain per application), as its " +
+      "own --transport chose; an executor whose transport is not the service's hands it " +
+      "nothing and serves its outputs itself. With spark.authenticate=true executors give " +
+      "the service the application's secret and it serves the application on a port of its " +
+      "own that authenticates readers with it. See docs/node-service.md.")
     .version(V)
     .stringConf
     .transform(_.trim)
