@@ -65,12 +65,14 @@ class RdmaMetricsSuite extends AnyFunSuite with BeforeAndAfterAll {
     }.toMap
   }
 
+  /** A metric of the driver's cluster source in a scrape (counters end in _Count, gauges in
+   * _Value: RdmaMetrics defines which is which). */
+  private def gauge(m: Map[String, Double], counter: String): Option[Double] =
+    m.get(RdmaMetrics.prometheusName(sc.applicationId, "driver", RdmaMetricsSource.CLUSTER,
+      RdmaMetrics.byName(counter)))
+
   test("the driver's PrometheusServlet shows the cluster's counters, nonzero") {
     shuffled
-    // Counters end in _Count, gauges in _Value (RdmaMetrics defines which is which).
-    def gauge(m: Map[String, Double], counter: String): Option[Double] =
-      m.get(RdmaMetrics.prometheusName(sc.applicationId, "driver", RdmaMetricsSource.CLUSTER,
-        RdmaMetrics.byName(counter)))
     // Counters that first appear with the executors are registered at the source's first
     // refresh, so they show from the next scrape (at most CLUSTER_MAX_AGE_MS later).
     val deadline = System.nanoTime() + 30L * 1000 * 1000 * 1000
@@ -127,5 +129,60 @@ class RdmaMetricsSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
       assert(values.contains("reader.fallbackBlocks"), values)
     }
+  }
+
+  // Last: it kills one of the two executors the tests above read from.
+  test("the driver's counters do not fall when Spark removes an executor; its gauges do") {
+    shuffled
+    val counters = Seq("reader.remoteBlocks", "reader.remoteBytes", "reader.dataReads",
+      "transport.readsPosted", "transport.bytesRead", "transport.readsServed",
+      "transport.bytesServed", "registry.registrations")
+    val perExecutor = RdmaShuffleManager.clusterStats().asScala.map { case (e, m) =>
+      e -> m.asScala.map { case (k, v) => k -> v.longValue }.toMap }.toMap
+    assert(perExecutor.size === 2, perExecutor)
+    // The executor whose share of the cluster's reads is the larger: its removal must show.
+    val (victim, victimStats) = perExecutor.maxBy(_._2.getOrElse("reader.remoteBlocks", 0L))
+    val survivor = (perExecutor.keySet - victim).head
+    assert(victimStats.getOrElse("reader.remoteBlocks", 0L) > 0, perExecutor)
+    assert(victimStats.getOrElse("registry.bytes", 0L) > 0, perExecutor)
+
+    // The sums the driver exports while both executors live (the source refreshes at most
+    // every CLUSTER_MAX_AGE_MS: wait until a scrape shows this snapshot's reads).
+    val deadline = System.nanoTime() + 30L * 1000 * 1000 * 1000
+    var before = scrape()
+    while (gauge(before, "reader.remoteBlocks").forall(
+        _ < perExecutor.values.map(_.getOrElse("reader.remoteBlocks", 0L)).sum)
+        && System.nanoTime() < deadline) {
+      Thread.sleep(1000)
+      before = scrape()
+    }
+    assert(gauge(before, "executors") === Some(2.0), lastBody.take(3000))
+
+    assert(sc.killExecutor(victim), s"kill executor $victim")
+    val removedBy = System.nanoTime() + 60L * 1000 * 1000 * 1000
+    while (sc.getExecutorIds().contains(victim) && System.nanoTime() < removedBy) {
+      Thread.sleep(200)
+    }
+    assert(!sc.getExecutorIds().contains(victim), s"executor $victim still there")
+    ClusterSupport.waitForListeners(sc) // the plugin's ExecutorRemovedListener has run
+
+    // A scrape taken after the removal (the next refresh: executors falls to 1).
+    val refreshed = System.nanoTime() + 30L * 1000 * 1000 * 1000
+    var after = scrape()
+    while (gauge(after, "executors") != Some(1.0) && System.nanoTime() < refreshed) {
+      Thread.sleep(1000)
+      after = scrape()
+    }
+    assert(gauge(after, "executors") === Some(1.0), lastBody.take(3000))
+    for (counter <- counters) {
+      val (b, a) = (gauge(before, counter), gauge(after, counter))
+      assert(b.exists(_ > 0) && a.exists(_ >= b.get),
+        s"$counter fell from $b to $a when executor $victim was removed " +
+          s"(its own: ${victimStats.get(counter)})")
+    }
+    // Gauges are current values: the removed executor's registered bytes are gone.
+    val survivorBytes = RdmaShuffleManager.clusterStats().get(survivor).get("registry.bytes")
+    assert(gauge(after, "registry.bytes") === Some(survivorBytes.doubleValue),
+      s"registry.bytes after removing $victim (${victimStats("registry.bytes")} of its own)")
   }
 }

@@ -23,12 +23,14 @@ public final class MetricsDocGenerator {
 
   private MetricsDocGenerator() {}
 
-  /** The generated part: one row per metric, with its kind and whether the driver sums it. */
+  /** The generated part: one row per metric, with its kind and how the driver sums it. */
   public static String renderTable() {
     StringBuilder sb = new StringBuilder();
     sb.append("| metric | kind | unit | on the driver | meaning |\n|---|---|---|---|---|\n");
     for (RdmaMetrics.Metric m : RdmaMetrics.ALL) {
-      String driver = m.clusterOnly ? "only there" : m.onCluster() ? "summed" : "no";
+      String driver = m.clusterOnly ? "only there"
+          : m.kind == RdmaMetrics.Kind.COUNTER ? "summed, removed executors kept"
+          : m.onCluster() ? "summed over live executors" : "no";
       sb.append("| `").append(m.name).append("` | ").append(m.kind.label)
           .append(" | ").append(m.unit).append(" | ").append(driver).append(" | ")
           .append(m.doc.replace("|", "\\|")).append(" |\n");

@@ -21,9 +21,10 @@ public final class RdmaMetrics {
 
   /** How a metric behaves, which decides how Spark's sinks show it. */
   public enum Kind {
-    /** Only grows while the executor lives: a Spark (Dropwizard) counter; summed on the driver. */
+    /** Only grows while the executor lives: a Spark (Dropwizard) counter; summed on the
+     * driver over every executor, a removed one as last seen, so the sum only grows. */
     COUNTER("counter", "counters", "Count"),
-    /** A current value (may fall): a gauge; summed on the driver. */
+    /** A current value (may fall): a gauge; summed on the driver over the live executors. */
     GAUGE("gauge", "gauges", "Value"),
     /** A per-executor setting or negotiated value: a gauge on executors, not on the driver
      * (a sum over executors means nothing). */
@@ -244,7 +245,7 @@ public final class RdmaMetrics {
       counter(METADATA_TABLE_FETCHES, "count",
           "shuffle tables fetched from the driver"),
       cluster(EXECUTORS, "count",
-          "executors that reported (driver only)")
+          "live executors that reported (driver only)")
 ));
 
   private static final Map<String, Metric> BY_NAME = new LinkedHashMap<>();

@@ -25,8 +25,10 @@ import org.apache.spark.metrics.source.Source;
  * (PrometheusServlet, JMX, ...) read the values.
  *
  * <p>Two instances: "rdmaShuffle" on each executor (its own counters, read from memory) and
- * "rdmaShuffleCluster" on the driver (the sum over live executors, which costs one RPC per
- * executor, so at most one refresh per {@link #CLUSTER_MAX_AGE_MS}).
+ * "rdmaShuffleCluster" on the driver (sums over executors, which cost one RPC per live
+ * executor, so at most one refresh per {@link #CLUSTER_MAX_AGE_MS}): gauges over the live
+ * executors, counters also over the removed ones as last seen, so that they only grow
+ * ({@link ClusterTotals}).
  */
 final class RdmaMetricsSource implements Source {
   static final String EXECUTOR = "rdmaShuffle";
@@ -79,9 +81,14 @@ final class RdmaMetricsSource implements Source {
     return new RdmaMetricsSource(EXECUTOR, stats, 0);
   }
 
-  /** The driver's view: every counter summed over executors, plus "executors". */
+  /** The driver's view: every counter summed over the executors given, plus "executors". */
   static RdmaMetricsSource cluster(Supplier<Map<String, Map<String, Long>>> perExecutor) {
-    return new RdmaMetricsSource(CLUSTER, () -> sum(perExecutor.get()), CLUSTER_MAX_AGE_MS);
+    return clusterTotals(() -> sum(perExecutor.get()));
+  }
+
+  /** The driver's view from sums already taken ({@link ClusterTotals#totals()}). */
+  static RdmaMetricsSource clusterTotals(Supplier<Map<String, Long>> totals) {
+    return new RdmaMetricsSource(CLUSTER, totals, CLUSTER_MAX_AGE_MS);
   }
 
   /** Sums each counter over executors; "executors" counts them ("transport.verbs" then

@@ -172,9 +172,10 @@ public class RdmaShuffleManager extends SortShuffleManager {
         RdmaMasterEndpoint started = MetadataRpc.startMaster(env);
         master = started;
         // Cluster-wide sums in the driver's metrics (docs/metrics.md): the driver is where
-        // Spark's PrometheusServlet and most dashboards look.
+        // Spark's PrometheusServlet and most dashboards look. Counters keep removed
+        // executors' last counts, so they do not fall under dynamic allocation.
         env.metricsSystem().registerSource(
-            RdmaMetricsSource.cluster(() -> MetadataRpc.clusterStats(started)));
+            RdmaMetricsSource.clusterTotals(() -> MetadataRpc.clusterTotals(started)));
         LOG.info("RDMA shuffle manager started on the driver (transport={})",
             rdmaConf.transport());
       }

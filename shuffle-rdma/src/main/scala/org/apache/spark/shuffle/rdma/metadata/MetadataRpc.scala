@@ -95,14 +95,32 @@ object MetadataRpc {
   /**
    * Counters of every executor that started a transport, keyed by executor id (among them
    * "transport.verbs", 1 when that executor reads with RDMA READ, from TransportStats). Executors that are gone
-   * (killed, decommissioned, released by dynamic allocation) are left out. Driver only.
+   * (killed, decommissioned, released by dynamic allocation) are left out. Every reply is
+   * also the executor's latest report for the master's ClusterTotals. Driver only.
    */
   def clusterStats(master: RdmaMasterEndpoint)
       : java.util.Map[String, java.util.Map[String, java.lang.Long]] = {
-    master.executorEndpoints.flatMap { case (id, (_, ref)) =>
-      Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
-        id -> counters.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
-      }
-    }.asJava
+    val totals = master.clusterTotals
+    // Started before the executors are listed: a removal after this may race a reply.
+    val poll = totals.pollStarted()
+    try {
+      master.executorEndpoints.flatMap { case (id, (_, ref)) =>
+        Try(ref.askSync[Map[String, Long]](GetStats)).toOption.map { counters =>
+          val stats = counters.map { case (k, v) => k -> java.lang.Long.valueOf(v) }.asJava
+          totals.report(id, stats)
+          id -> stats
+        }
+      }.asJava
+    } finally totals.pollEnded(poll)
+  }
+
+  /**
+   * What the driver's "rdmaShuffleCluster" source exports, after asking every live executor
+   * (clusterStats): counters summed over every executor the application had (removed ones as
+   * last reported), gauges over the live ones, and "executors" (see ClusterTotals).
+   */
+  def clusterTotals(master: RdmaMasterEndpoint): java.util.Map[String, java.lang.Long] = {
+    clusterStats(master)
+    master.clusterTotals.totals()
   }
 }

@@ -11,6 +11,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.rpc.{RpcAddress, RpcCallContext, RpcEndpointRef, RpcEnv,
   ThreadSafeRpcEndpoint}
+import org.apache.spark.shuffle.rdma.ClusterTotals
 import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
 
@@ -61,6 +62,9 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
   private val directoriesServed = new AtomicLong()
 
   val guard = new MetadataGuard(binding)
+
+  /** The sums the driver exports; a removed executor's counters stay in them (see class). */
+  val clusterTotals = new ClusterTotals()
 
   override def receive: PartialFunction[Any, Unit] = {
     case DriverOnly(what) => guard.driverOnly(what, null) // counted, logged at a bounded rate
@@ -151,13 +155,16 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
    * without a directory entry they resolve to nothing. The outputs it handed over to its
    * node service are not its to lose: the service stays in the directory, so they keep
    * resolving there (ShuffleTableCache) and Spark keeps their map statuses
-   * (RdmaShuffleDriverComponents.supportsReliableStorage).
+   * (RdmaShuffleDriverComponents.supportsReliableStorage). Its counters as last reported
+   * stay in the driver's sums, its gauges leave them (ClusterTotals): after it left the
+   * directory, so a poll that starts later does not ask it.
    */
   def executorRemoved(executorId: String): Unit = synchronized {
     guard.executorRemoved(executorId)
     if (transports.remove(executorId) != null) {
       peersVersion += 1
     }
+    clusterTotals.removed(executorId)
   }
 
   /** Driver only: executor id -> (transport name, stats endpoint) of every registered one. */
