@@ -272,8 +272,8 @@ class KubernetesImageTest {
   /**
    * The image's layout for the node service (node-service-daemonset.yaml): the launcher at
    * /opt/shuffle-rdma/bin finds the jar the Dockerfile puts at /opt/shuffle-rdma. Laid out in
-   * a temporary directory; with no SPARK_HOME the launcher stops at the next thing it needs
-   * (Spark's jars), which it checks only after it found the jar.
+   * a temporary directory with a stand-in java that prints its arguments; the launcher checks
+   * Spark's jars first, then the plugin jar.
    */
   @Test
   void nodeServiceLauncherFindsTheImagesJar() throws Exception {
@@ -281,14 +281,27 @@ class KubernetesImageTest {
     Files.createDirectories(opt.resolve("bin"));
     Path launcher = opt.resolve("bin/shuffle-rdma-service");
     Files.copy(ROOT.resolve("bin/shuffle-rdma-service"), launcher);
-    Map<String, String> env = Map.of("SPARK_HOME", tmp.resolve("no-spark").toString(),
-        "SHUFFLE_RDMA_JAR", "");
+    Path javaHome = tmp.resolve("java");
+    Files.createDirectories(javaHome.resolve("bin"));
+    Path java = javaHome.resolve("bin/java");
+    Files.writeString(java, "#!/bin/sh\necho \"java $*\"\n");
+    assertTrue(java.toFile().setExecutable(true));
+    Map<String, String> noSpark = Map.of("SPARK_HOME", tmp.resolve("no-spark").toString(),
+        "SHUFFLE_RDMA_JAR", "", "JAVA_HOME", javaHome.toString());
+    Result withoutSpark = run(List.of("bash", launcher.toString(), "--socket", "/x"), noSpark);
+    assertEquals(2, withoutSpark.rc, withoutSpark.out);
+    assertTrue(withoutSpark.out.contains("needs Spark's jars"), withoutSpark.out);
+    Path sparkHome = tmp.resolve("spark");
+    Files.createDirectories(sparkHome.resolve("jars"));
+    Map<String, String> env = Map.of("SPARK_HOME", sparkHome.toString(),
+        "SHUFFLE_RDMA_JAR", "", "JAVA_HOME", javaHome.toString());
     Result without = run(List.of("bash", launcher.toString(), "--socket", "/x"), env);
     assertEquals(2, without.rc, without.out);
     assertTrue(without.out.contains("shuffle-rdma jar not found"), without.out);
     Files.writeString(opt.resolve("shuffle-rdma.jar"), "");
     Result with = run(List.of("bash", launcher.toString(), "--socket", "/x"), env);
-    assertEquals(2, with.rc, with.out);
-    assertTrue(with.out.contains("needs Spark's jars"), with.out);
+    assertEquals(0, with.rc, with.out);
+    assertTrue(with.out.contains(opt.resolve("shuffle-rdma.jar") + ":" + sparkHome + "/jars/*"),
+        with.out);
   }
 }
