@@ -14,6 +14,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Metric;
 import com.codahale.metrics.MetricRegistry;
 import org.apache.spark.metrics.source.Source;
+import org.apache.spark.shuffle.rdma.metadata.ClusterTotals;
 
 /**
  * The plugin's counters in Spark's metrics system, named as in the stats map
@@ -94,6 +95,17 @@ final class RdmaMetricsSource implements Source {
   /** Sums each counter over executors; "executors" counts them ("transport.verbs" then
    * counts those on verbs). Per-executor settings (readDepth, ...) are left out: their sum
    * means nothing, the executors' own sources show them. */
+  /**
+   * The driver's running totals over executors (docs/metrics.md): counters are the catalog's
+   * {@link RdmaMetrics.Kind#COUNTER} metrics, live reports summed as {@link #sum} does.
+   */
+  static ClusterTotals newClusterTotals() {
+    return new ClusterTotals(name -> {
+      RdmaMetrics.Metric m = RdmaMetrics.byName(name);
+      return m != null && m.kind == RdmaMetrics.Kind.COUNTER;
+    }, RdmaMetricsSource::sum);
+  }
+
   static Map<String, Long> sum(Map<String, Map<String, Long>> perExecutor) {
     Map<String, Long> total = new LinkedHashMap<>();
     total.put(RdmaMetrics.EXECUTORS, (long) perExecutor.size());

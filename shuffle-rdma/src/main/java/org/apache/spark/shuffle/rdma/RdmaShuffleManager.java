@@ -169,7 +169,8 @@ public class RdmaShuffleManager extends SortShuffleManager {
         if (env == null) {
           throw new IllegalStateException("RDMA shuffle manager: SparkEnv is not ready yet");
         }
-        RdmaMasterEndpoint started = MetadataRpc.startMaster(env);
+        RdmaMasterEndpoint started =
+            MetadataRpc.startMaster(env, RdmaMetricsSource.newClusterTotals());
         master = started;
         // Cluster-wide sums in the driver's metrics (docs/metrics.md): the driver is where
         // Spark's PrometheusServlet and most dashboards look. Counters keep removed

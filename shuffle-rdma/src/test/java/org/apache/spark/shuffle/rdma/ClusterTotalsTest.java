@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Map;
 
+import org.apache.spark.shuffle.rdma.metadata.ClusterTotals;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,7 +32,7 @@ class ClusterTotalsTest {
 
   @Test
   void removedExecutorsCountersStayAndItsGaugesGo() {
-    ClusterTotals t = new ClusterTotals();
+    ClusterTotals t = RdmaMetricsSource.newClusterTotals();
     poll(t, Map.of("1", stats(10, 1000, 4096), "2", stats(5, 500, 8192)));
     assertEquals(Map.of("executors", 2L, "reader.remoteBlocks", 15L,
         "transport.bytesRead", 1500L, "registry.bytes", 12288L), t.totals());
@@ -53,7 +54,7 @@ class ClusterTotalsTest {
   /** A reply that left before the removal and arrives after it counts, once. */
   @Test
   void lateReportAfterRemovalIsNotCountedTwice() {
-    ClusterTotals t = new ClusterTotals();
+    ClusterTotals t = RdmaMetricsSource.newClusterTotals();
     poll(t, Map.of("1", stats(10, 1000, 4096), "2", stats(5, 500, 0)));
 
     long p = t.pollStarted(); // lists 1 and 2, asks them
@@ -77,7 +78,7 @@ class ClusterTotalsTest {
   /** Removed before its first report was seen, and that report arrives late: it counts. */
   @Test
   void firstReportArrivingAfterRemovalCounts() {
-    ClusterTotals t = new ClusterTotals();
+    ClusterTotals t = RdmaMetricsSource.newClusterTotals();
     long p = t.pollStarted();
     t.removed("1");
     t.report("1", stats(3, 300, 4096));
@@ -89,7 +90,7 @@ class ClusterTotalsTest {
   /** Two overlapping polls whose older reply lands last: a counter does not go back. */
   @Test
   void anOlderReplyDoesNotLowerACounter() {
-    ClusterTotals t = new ClusterTotals();
+    ClusterTotals t = RdmaMetricsSource.newClusterTotals();
     poll(t, Map.of("1", stats(10, 1000, 4096)));
     poll(t, Map.of("1", stats(8, 800, 2048)));
     assertEquals(Map.of("executors", 1L, "reader.remoteBlocks", 10L,
@@ -99,7 +100,7 @@ class ClusterTotalsTest {
   /** The retained total is one number per counter: removed executors are not held. */
   @Test
   void thousandsOfRemovedExecutorsHoldNothing() {
-    ClusterTotals t = new ClusterTotals();
+    ClusterTotals t = RdmaMetricsSource.newClusterTotals();
     for (int i = 0; i < 5000; i++) {
       String id = Integer.toString(i);
       poll(t, Map.of(id, stats(1, 10, 4096)));

@@ -28,11 +28,12 @@ object MetadataRpc {
    * which the driver calls directly for what only the driver may do (register and forget
    * shuffles, list executors). Executor ids are bound to their RPC connection's address,
    * or to its host alone when Spark may open several connections per executor
-   * (`spark.rpc.io.numConnectionsPerPeer` above 1; see ExecutorBinding).
+   * (`spark.rpc.io.numConnectionsPerPeer` above 1; see ExecutorBinding). `totals` keeps the
+   * driver's sums over executors (a removed executor's counters stay in them).
    */
-  def startMaster(env: SparkEnv): RdmaMasterEndpoint = {
+  def startMaster(env: SparkEnv, totals: ClusterTotals): RdmaMasterEndpoint = {
     val hostOnly = env.conf.getInt("spark.rpc.io.numConnectionsPerPeer", 1) > 1
-    val master = new RdmaMasterEndpoint(env.rpcEnv, new ExecutorBinding(hostOnly))
+    val master = new RdmaMasterEndpoint(env.rpcEnv, new ExecutorBinding(hostOnly), totals)
     env.rpcEnv.setupEndpoint(RdmaMasterEndpoint.NAME, master)
     env.rpcEnv.setupEndpoint(RdmaTableEndpoint.NAME, new RdmaTableEndpoint(env.rpcEnv, master))
     SparkContext.getActive.foreach { sc =>

@@ -11,7 +11,6 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.rpc.{RpcAddress, RpcCallContext, RpcEndpointRef, RpcEnv,
   ThreadSafeRpcEndpoint}
-import org.apache.spark.shuffle.rdma.ClusterTotals
 import org.apache.spark.shuffle.rdma.compat.CollectionConverters._
 import org.apache.spark.shuffle.rdma.transport.PeerAddress
 
@@ -35,11 +34,17 @@ import org.apache.spark.shuffle.rdma.transport.PeerAddress
  * uncommitted attempt's output, list the executors' endpoints) are method calls in the
  * driver's JVM; the same requests arriving over RPC are refused.
  */
-private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: ExecutorBinding)
+private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: ExecutorBinding,
+    val clusterTotals: ClusterTotals)
   extends ThreadSafeRpcEndpoint {
 
-  /** Binds executor ids to full sender addresses (one RPC connection per executor). */
-  def this(rpcEnv: RpcEnv) = this(rpcEnv, new ExecutorBinding(false))
+  /**
+   * Binds executor ids to full sender addresses (one RPC connection per executor); totals with
+   * no counter kept after its executor left (the metrics catalog is the plugin's, not this
+   * package's: MetadataRpc.startMaster is given the real ones).
+   */
+  def this(rpcEnv: RpcEnv) = this(rpcEnv, new ExecutorBinding(false),
+    new ClusterTotals(_ => false, m => ClusterTotals.plainSum(m)))
 
   import RdmaMessages._
 
@@ -63,8 +68,6 @@ private[rdma] class RdmaMasterEndpoint(override val rpcEnv: RpcEnv, binding: Exe
 
   val guard = new MetadataGuard(binding)
 
-  /** The sums the driver exports; a removed executor's counters stay in them (see class). */
-  val clusterTotals = new ClusterTotals()
 
   override def receive: PartialFunction[Any, Unit] = {
     case DriverOnly(what) => guard.driverOnly(what, null) // counted, logged at a bounded rate

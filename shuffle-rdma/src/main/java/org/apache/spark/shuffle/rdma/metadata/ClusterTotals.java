@@ -2,12 +2,14 @@
  * Copyright 2026 The spark-shuffle-rdma authors
  * SPDX-License-Identifier: Apache-2.0
  */
-package org.apache.spark.shuffle.rdma;
+package org.apache.spark.shuffle.rdma.metadata;
 
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The driver's sums over executors (the "rdmaShuffleCluster" source), kept so that its
@@ -17,14 +19,14 @@ import java.util.TreeMap;
  * which Prometheus reads as a counter reset ({@code rate()} and {@code increase()} spike).
  *
  * <p>So the driver keeps the last report it saw of each live executor and, when Spark removes
- * one, adds that report's counters ({@link RdmaMetrics.Kind#COUNTER}) to one retained total
- * per counter name and forgets the executor: thousands of removed executors cost one number
- * per counter. Gauges (current values: registered bytes, connections, executors on verbs) are
- * summed over the live executors only, so a removed executor's share drops out; per-executor
- * settings are left out, as in {@link RdmaMetricsSource#sum}. What an executor counted after
- * the last report the driver saw of it is lost: the driver asks executors when a sink reads
- * the source (at most every {@link RdmaMetricsSource#CLUSTER_MAX_AGE_MS}), it never hears
- * from a removed one.
+ * one, adds that report's counters (RdmaMetrics.Kind.COUNTER: the {@code isCounter} given) to
+ * one retained total per counter name and forgets the executor: thousands of removed executors
+ * cost one number per counter. Gauges (current values: registered bytes, connections,
+ * executors on verbs) are summed over the live executors only, so a removed executor's share
+ * drops out; per-executor settings are left out, as in RdmaMetricsSource.sum (the {@code sum}
+ * given). What an executor counted after the last report the driver saw of it is lost: the
+ * driver asks executors when a sink reads the source (at most every
+ * RdmaMetricsSource.CLUSTER_MAX_AGE_MS), it never hears from a removed one.
  *
  * <p>Reports come from polls ({@link #pollStarted}, one {@link #report} per executor that
  * answered, {@link #pollEnded}), which list the executors after they started. A poll's reply
@@ -34,9 +36,15 @@ import java.util.TreeMap;
  * report it has ended. An executor's counters never fall within one executor, so where two
  * polls overlap and an older reply lands last, each counter keeps the larger value.
  *
+ * <p>Which names are counters, and how live reports are summed, are the metrics catalog's
+ * (RdmaMetrics, RdmaMetricsSource in the plugin's root package, which uses this package): the
+ * driver passes them in, so this package does not depend on its user.
+ *
  * <p>Thread-safe.
  */
 public final class ClusterTotals {
+  private final Predicate<String> isCounter;
+  private final Function<Map<String, Map<String, Long>>, Map<String, Long>> sum;
   /** Last report of each live executor (counters: the largest value seen). */
   private final Map<String, Map<String, Long>> live = new HashMap<>();
   /** Counters of every removed executor, summed: one entry per counter name. */
@@ -58,9 +66,25 @@ public final class ClusterTotals {
     }
   }
 
-  static boolean isCounter(String name) {
-    RdmaMetrics.Metric m = RdmaMetrics.byName(name);
-    return m != null && m.kind == RdmaMetrics.Kind.COUNTER;
+  /**
+   * @param isCounter whether a metric name is a counter (retained after its executor left)
+   * @param sum the driver's sum of live executors' reports (gauges and counters)
+   */
+  public ClusterTotals(Predicate<String> isCounter,
+      Function<Map<String, Map<String, Long>>, Map<String, Long>> sum) {
+    this.isCounter = isCounter;
+    this.sum = sum;
+  }
+
+  /** Every value summed by name: for drivers built without the metrics catalog (tests). */
+  public static Map<String, Long> plainSum(Map<String, Map<String, Long>> perExecutor) {
+    Map<String, Long> total = new LinkedHashMap<>();
+    perExecutor.values().forEach(r -> r.forEach((k, v) -> total.merge(k, v, Long::sum)));
+    return total;
+  }
+
+  private boolean isCounter(String name) {
+    return isCounter.test(name);
   }
 
   /** A poll starts; list the executors to ask after this. Returns its token for pollEnded. */
@@ -131,13 +155,13 @@ public final class ClusterTotals {
    * over them, every counter summed over them plus the retained totals of removed ones.
    */
   public synchronized Map<String, Long> totals() {
-    Map<String, Long> total = RdmaMetricsSource.sum(live);
+    Map<String, Long> total = sum.apply(live);
     retired.forEach((k, v) -> total.merge(k, v, Long::sum));
     return total;
   }
 
   /** Executors whose reports are held (live ones, and removed ones a running poll may report). */
-  synchronized int executorsHeld() {
+  public synchronized int executorsHeld() {
     return live.size() + departed.size();
   }
 }
