@@ -168,7 +168,8 @@ public final class NodeService implements Closeable {
     }
     closeState();
     log.info("shuffle-rdma-service stopped" + (durable != null ? "; its outputs are kept in "
-        + durable.dir() + " for its next start" : ""));
+        + durable.dir() + " for its next start (since this start " + durable.kept()
+        + " hand-overs kept, " + durable.notKept() + " served without being kept)" : ""));
   }
 
   private void closeState() {
