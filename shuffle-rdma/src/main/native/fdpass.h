@@ -20,7 +20,7 @@
 #define FDPASS_MAX_MESSAGE 65536
 
 /* What fdpass_version() returns; FdPassLibrary.EXPECTED must equal it. */
-#define FDPASS_VERSION "shuffle-rdma-fdpass 2"
+#define FDPASS_VERSION "shuffle-rdma-fdpass 3"
 
 const char *fdpass_version(void);
 
@@ -64,6 +64,12 @@ int fdpass_open_read(const char *path);
  * mode before it opens the file again through /proc/self/fd: an O_PATH or write-only
  * descriptor does not prove the sender may read the file. */
 int fdpass_stat(int fd, int64_t out[3]);
+
+/* Gives the open file fd one more name, target (a hard link, which must not exist yet),
+ * through /proc/self/fd/N: the node service keeps handed-over outputs reachable across its
+ * restarts this way. 0 or -errno: -EXDEV when target is on another filesystem than the file,
+ * -ENOENT when the file has no name left (deleted), -EPERM where protected_hardlinks forbids it. */
+int fdpass_link(int fd, const char *target);
 
 /* Wakes threads blocked in accept or recv on fd (they return -EINVAL or 0). */
 int fdpass_shutdown(int fd);

@@ -64,6 +64,15 @@ static int open_adapter(const char *path, int unused) {
   return fdpass_open_read(path);
 }
 
+static int link_adapter(const char *target, int fd) {
+  return fdpass_link(fd, target);
+}
+
+EXPORT jint JNICALL FDPASS_FN(link)(JNIEnv *env, jclass cls, jint fd, jstring target) {
+  (void)cls;
+  return with_path(env, target, link_adapter, fd);
+}
+
 EXPORT jint JNICALL FDPASS_FN(listen)(JNIEnv *env, jclass cls, jstring path, jint backlog) {
   (void)cls;
   return with_path(env, path, fdpass_listen, backlog);

@@ -91,6 +91,29 @@ static void passed_file_outlives_its_path(void) {
   close(sv[1]);
 }
 
+/* A received descriptor gets a second name (the node service's state directory), which
+ * keeps the bytes after the original path goes; an existing target is refused. */
+static void link_names_a_received_file(void) {
+  char path[256], target[256];
+  snprintf(path, sizeof(path), "%s/shuffle_0_2_0.index", dir);
+  snprintf(target, sizeof(target), "%s/kept.index", dir);
+  FILE *f = fopen(path, "w");
+  fputs("index", f);
+  fclose(f);
+  int file = fdpass_open_read(path);
+  CHECK(file >= 0, "open_read %d", file);
+  CHECK(fdpass_link(file, target) == 0, "link");
+  CHECK(fdpass_link(file, target) == -EEXIST, "a second link at one target");
+  CHECK(unlink(path) == 0, "unlink");
+  struct stat a, b;
+  CHECK(fstat(file, &a) == 0 && stat(target, &b) == 0 && a.st_ino == b.st_ino
+        && b.st_nlink == 1, "the target is the passed file");
+  CHECK(fdpass_link(-1, target) == -ENOENT || fdpass_link(-1, target) == -EBADF,
+        "no such descriptor");
+  unlink(target);
+  fdpass_close(file);
+}
+
 static void refusals_leave_nothing_open(void) {
   int sv[2];
   pair(sv);
@@ -201,6 +224,7 @@ int main(void) {
     return 2;
   }
   passed_file_outlives_its_path();
+  link_names_a_received_file();
   refusals_leave_nothing_open();
   listen_connect_accept();
   rmdir(dir);

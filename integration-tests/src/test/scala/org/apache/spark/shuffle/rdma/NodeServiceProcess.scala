@@ -19,7 +19,7 @@ import org.apache.spark.shuffle.rdma.service.NodeService
  * most 107 bytes).
  */
 final class NodeServiceProcess private (val process: Process, val socket: Path, val pid: Long,
-    lines: LinkedBlockingQueue[String], work: Path) {
+    lines: LinkedBlockingQueue[String], work: Path, val args: Seq[String]) {
 
   /** The service's gauges, through a connection of their own. */
   def stats(): ServiceStats = {
@@ -63,15 +63,20 @@ final class NodeServiceProcess private (val process: Process, val socket: Path, 
 }
 
 object NodeServiceProcess {
-  def start(): NodeServiceProcess = start(Files.createTempDirectory(Paths.get("/tmp"), "rdma-ns"))
+  /** `args` after --socket, --transport tcp and --host (e.g. --state-dir none). */
+  def start(args: String*): NodeServiceProcess =
+    start(Files.createTempDirectory(Paths.get("/tmp"), "rdma-ns"), args)
 
   /**
-   * A new service process in `old`'s work directory, at the same socket path (the one a dead
-   * service left behind is taken over): what a service manager restarting it does.
+   * A new service process in `old`'s work directory with `old`'s command line, at the same
+   * socket path (the one a dead service left behind is taken over; its state directory,
+   * `service.sock.state` beside it, is found again): what a service manager restarting it
+   * does.
    */
-  def restart(old: NodeServiceProcess): NodeServiceProcess = start(old.socket.getParent)
+  def restart(old: NodeServiceProcess): NodeServiceProcess =
+    start(old.socket.getParent, old.args)
 
-  private def start(work: Path): NodeServiceProcess = {
+  private def start(work: Path, args: Seq[String]): NodeServiceProcess = {
     val root = Paths.get(sys.props.getOrElse("project.root", "..")).toAbsolutePath.normalize
     val sparkHome = work.resolve("spark-home")
     val jars = Files.createDirectories(sparkHome.resolve("jars"))
@@ -83,9 +88,9 @@ object NodeServiceProcess {
       }
     }
     val socket = work.resolve("service.sock")
-    val pb = new ProcessBuilder(root.resolve("bin/shuffle-rdma-service").toString,
-      "--socket", socket.toString, "--transport", "tcp", "--host", "127.0.0.1")
-      .redirectErrorStream(true)
+    val cmd = Seq(root.resolve("bin/shuffle-rdma-service").toString,
+      "--socket", socket.toString, "--transport", "tcp", "--host", "127.0.0.1") ++ args
+    val pb = new ProcessBuilder(cmd: _*).redirectErrorStream(true)
     pb.environment().put("SPARK_HOME", sparkHome.toString)
     pb.environment().put("SHUFFLE_RDMA_JAR", Paths.get(classOf[NodeService].getProtectionDomain
       .getCodeSource.getLocation.toURI).toString)
@@ -107,10 +112,10 @@ object NodeServiceProcess {
     }, "service-stdout")
     pump.setDaemon(true)
     pump.start()
-    val probe = new NodeServiceProcess(process, socket, process.pid(), lines, work)
+    val probe = new NodeServiceProcess(process, socket, process.pid(), lines, work, args)
     val ready = probe.awaitLine(NodeService.READY, 120)
     val pid = ready.split(" ").find(_.startsWith("pid=")).map(_.stripPrefix("pid=").toLong)
       .getOrElse(process.pid())
-    new NodeServiceProcess(process, socket, pid, lines, work)
+    new NodeServiceProcess(process, socket, pid, lines, work, args)
   }
 }

@@ -189,7 +189,8 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
   test("the node service killed between the jobs: fetch failures naming the released " +
     "executors, the map stage re-runs, same result; restarted, it serves the next application") {
     assumeFdPass()
-    var service = NodeServiceProcess.start()
+    // A service that keeps no state (the next case keeps it): its outputs die with it.
+    var service = NodeServiceProcess.start("--state-dir", "none")
     var sc: SparkContext = null
     try {
       sc = new SparkContext(conf("rdma-node-service-killed", service))
@@ -240,6 +241,55 @@ class RdmaNodeServiceSuite extends AnyFunSuite with NodeServiceJobs {
         counters.getOrElse("reader.fallbackBlocks", -1L) == 0, counters)
       println(s"[node service suite] restarted service: the next application's outputs " +
         s"handed over (${MapTasks}) and read back from it after its executors left")
+    } finally {
+      if (sc != null) sc.stop()
+      service.kill()
+      service.deleteWork()
+    }
+  }
+
+  test("the node service SIGKILLed and started again with the same command line after " +
+    "every executor left: the next job reads the same shuffle from it, no map task re-run, " +
+    "no fetch failure") {
+    assumeFdPass()
+    var service = NodeServiceProcess.start()
+    var sc: SparkContext = null
+    try {
+      sc = new SparkContext(conf("rdma-node-service-durable", service))
+      val events = new Events
+      sc.addSparkListener(events)
+      val summed = shuffled(sc)
+      assert(summed.collect().toMap == expected)
+      awaitAllReleased(sc, events)
+      val before = service.stats()
+      assert(before.outputs() == MapTasks, before)
+
+      service.kill()
+      val t0 = System.nanoTime()
+      service = NodeServiceProcess.restart(service)
+      val restartMs = (System.nanoTime() - t0) / 1000000
+      val after = service.stats()
+      assert(after.outputs() == MapTasks && after.registeredBytes() == before.registeredBytes(),
+        s"restored $after, before the kill $before")
+
+      events.resetAll()
+      val (again, readers) = collectWithCounters(summed)
+      waitForListeners(sc)
+      assert(again == expected, "equal to the result computed without any shuffle service")
+      assert(events.fetchFailures == 0, s"${events.fetchFailures} fetch failures")
+      assert(events.mapTasks == 0, s"${events.mapTasks} map tasks re-ran")
+      assert(events.remoteBlocks > 0)
+      assert(readers("reader.remoteBlocks") == events.remoteBlocks, readers)
+      assert(readers("reader.fallbackBlocks") == 0 && readers("reader.failedBlocks") == 0,
+        readers)
+      assert(readers("transport.readsServed") == 0, readers)
+      println(s"[node service suite] service SIGKILLed and restarted ($restartMs ms to its " +
+        s"ready line, ${after.outputs()} outputs restored): job 2 read " +
+        s"${events.remoteBlocks} blocks from it, 0 map tasks, 0 fetch failures")
+      sc.stop()
+      sc = null
+      val s3 = service.stats()
+      assert(s3.outputs() == 0 && s3.applications() == 0, s3)
     } finally {
       if (sc != null) sc.stop()
       service.kill()

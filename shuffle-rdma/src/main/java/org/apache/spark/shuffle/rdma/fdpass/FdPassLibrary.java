@@ -18,7 +18,7 @@ import org.apache.spark.shuffle.rdma.transport.verbs.loader.BundledLibrary;
  */
 public final class FdPassLibrary {
   /** What fdpass_version() returns (FDPASS_VERSION in fdpass.h). */
-  public static final String EXPECTED = "shuffle-rdma-fdpass 2";
+  public static final String EXPECTED = "shuffle-rdma-fdpass 3";
   static final String RESOURCE = "native/linux-x86_64/libfdpass.so";
 
   private static String failure;

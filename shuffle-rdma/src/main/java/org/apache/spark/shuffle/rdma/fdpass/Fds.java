@@ -60,6 +60,27 @@ public final class Fds {
     return Paths.get("/proc/self/fd/" + fd);
   }
 
+  /** errno EXDEV: a hard link across filesystems. */
+  public static final int EXDEV = 18;
+
+  /**
+   * Gives the open file {@code fd} one more name, {@code target} (a hard link through
+   * /proc/self/fd/N; the target must not exist): the file then outlives this process's
+   * descriptor and every other name it had.
+   *
+   * @return 0, or the errno of the refusal ({@link #EXDEV}: another filesystem; ENOENT: the
+   *     file has no name left; EPERM: fs.protected_hardlinks and a file of another user)
+   */
+  public static int link(int fd, Path target) throws IOException {
+    FdPassLibrary.load();
+    return -UnixSocketNative.link(fd, target.toString());
+  }
+
+  /** The C library's text for {@code errno}. */
+  public static String errorText(int errno) {
+    return UnixSocketNative.errorText(errno) + " (errno " + errno + ")";
+  }
+
   /** Closes {@code fd}; negative values (no descriptor) are ignored. */
   public static void close(int fd) {
     if (fd >= 0) {

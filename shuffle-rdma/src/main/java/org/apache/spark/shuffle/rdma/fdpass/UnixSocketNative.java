@@ -40,6 +40,9 @@ final class UnixSocketNative {
   /** out: file type bits (S_IFMT), size, status flags (F_GETFL). */
   static native int stat(int fd, long[] out);
 
+  /** fdpass_link: 0 or -errno. */
+  static native int link(int fd, String target);
+
   static native int shutdown(int fd);
 
   static native int close(int fd);

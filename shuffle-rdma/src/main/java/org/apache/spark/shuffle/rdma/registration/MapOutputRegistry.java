@@ -88,6 +88,25 @@ public final class MapOutputRegistry {
    */
   public MapOutputDescriptor register(int shuffleId, long mapId, File dataFile, File indexFile,
       File checksumFile, ChecksumAlgorithm algorithm) throws IOException {
+    return register(shuffleId, mapId, dataFile, indexFile, checksumFile, algorithm, null);
+  }
+
+  /**
+   * As {@link #register(int, long, File, File, File, ChecksumAlgorithm)}, each region under
+   * the address and key {@code previous} published for it (a node service restarted from its
+   * state: readers' cached descriptors stay valid). The files must give the same layout.
+   *
+   * @throws IOException the layout differs, or the transport cannot reuse the capabilities
+   */
+  public MapOutputDescriptor restore(MapOutputDescriptor previous, File dataFile,
+      File indexFile, File checksumFile) throws IOException {
+    return register(previous.shuffleId(), previous.mapId(), dataFile, indexFile, checksumFile,
+        previous.checksumAlgorithm(), previous);
+  }
+
+  private MapOutputDescriptor register(int shuffleId, long mapId, File dataFile,
+      File indexFile, File checksumFile, ChecksumAlgorithm algorithm,
+      MapOutputDescriptor previous) throws IOException {
     long indexLength = indexFile.length();
     if (indexLength < 8 || indexLength % 8 != 0 || indexLength > (1L << 30)) {
       throw new IOException("index file " + indexFile + " has " + indexLength
@@ -97,6 +116,13 @@ public final class MapOutputRegistry {
     int partitions = (int) (indexLength / 8 - 1);
     boolean withChecksums = algorithm != ChecksumAlgorithm.NONE && checksumFile != null
         && partitions > 0 && checksumFile.length() == 8L * partitions;
+    if (previous != null && (previous.numPartitions() != partitions
+        || previous.dataLength() != dataLength || previous.regionSize() != regionSize
+        || (previous.checksumAlgorithm() != ChecksumAlgorithm.NONE) != withChecksums)) {
+      throw new IOException("the files of shuffle " + shuffleId + " map " + mapId + " do not "
+          + "match the descriptor they were published with (" + partitions + " partitions, "
+          + dataLength + " bytes, region size " + regionSize + ")");
+    }
     long planned = indexLength + dataLength + (withChecksums ? 8L * partitions : 0L);
     if (!reserve(planned)) {
       outputsOverCap.incrementAndGet();
@@ -105,14 +131,16 @@ public final class MapOutputRegistry {
     List<MappedByteBuffer> mappings = new ArrayList<>();
     List<RegisteredRegion> regions = new ArrayList<>();
     try {
-      RegisteredRegion index = mapAndRegister(indexFile, 0, indexLength, mappings, regions);
+      RegisteredRegion index = mapAndRegister(indexFile, 0, indexLength, mappings, regions,
+          previous == null ? null : new long[] {previous.indexAddress(), previous.indexKey()});
       int n = (int) ((dataLength + regionSize - 1) / regionSize);
       long[] addresses = new long[n];
       int[] keys = new int[n];
       for (int i = 0; i < n; i++) {
         long offset = i * regionSize;
         RegisteredRegion r = mapAndRegister(dataFile, offset,
-            Math.min(regionSize, dataLength - offset), mappings, regions);
+            Math.min(regionSize, dataLength - offset), mappings, regions, previous == null
+                ? null : new long[] {previous.dataAddress(i), previous.dataKey(i)});
         addresses[i] = r.address();
         keys[i] = r.key();
       }
@@ -121,7 +149,8 @@ public final class MapOutputRegistry {
       int checksumKey = 0;
       if (withChecksums) {
         RegisteredRegion sums = mapAndRegister(checksumFile, 0, 8L * partitions, mappings,
-            regions);
+            regions, previous == null ? null
+                : new long[] {previous.checksumAddress(), previous.checksumKey()});
         registeredAlgorithm = algorithm;
         checksumAddress = sums.address();
         checksumKey = sums.key();
@@ -131,15 +160,15 @@ public final class MapOutputRegistry {
           addresses, keys, registeredAlgorithm, checksumAddress, checksumKey);
       RegisteredMapOutput out = new RegisteredMapOutput(d, mappings, regions,
           backingCheck(dataFile, dataLength));
-      RegisteredMapOutput previous = outputs
+      RegisteredMapOutput replaced = outputs
           .computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>())
           .put(mapId, out);
       registeredBytes.addAndGet(out.registeredBytes() - planned); // 0 unless a file changed
       registrations.incrementAndGet();
-      if (previous != null) {
+      if (replaced != null) {
         // Spark never commits one task attempt twice; if it did, the newer files win.
-        registeredBytes.addAndGet(-previous.registeredBytes());
-        previous.release(transport);
+        registeredBytes.addAndGet(-replaced.registeredBytes());
+        replaced.release(transport);
       }
       return d;
     } catch (IOException | RuntimeException e) {
@@ -170,12 +199,26 @@ public final class MapOutputRegistry {
     return outputsOverCap.get();
   }
 
+  /** @param at null, or the address and key to register under ({@link #restore}) */
   private RegisteredRegion mapAndRegister(File file, long offset, long length,
-      List<MappedByteBuffer> mappings, List<RegisteredRegion> regions) throws IOException {
+      List<MappedByteBuffer> mappings, List<RegisteredRegion> regions, long[] at)
+      throws IOException {
     FileChannel.MapMode mode = transport.registrationMapMode();
     BackingCheck backing = backingCheck(file, offset + length);
     MappedByteBuffer mapping = map(file, mode, offset, length);
     RegisteredRegion region;
+    if (at != null) {
+      try {
+        region = transport.registerAt(mapping, backing, mode,
+            new MappedFileSource(file, offset), at[0], (int) at[1]);
+      } catch (IOException | RuntimeException e) {
+        StorageUtils.dispose(mapping);
+        throw e;
+      }
+      mappings.add(mapping);
+      regions.add(region);
+      return region;
+    }
     try {
       region = transport.register(mapping, backing, mode, new MappedFileSource(file, offset));
     } catch (IOException e) {

@@ -46,6 +46,8 @@ final class AppOutputs {
   private final Map<Integer, Map<Long, int[]>> held = new HashMap<>();
   private int openDescriptors;
   private boolean closed;
+  /** Where its outputs are kept across restarts; null: not kept (own transport, or off). */
+  private DurableOutputs durable;
 
   /** An application without authentication, on the service's shared transport. */
   AppOutputs(String appId, ShuffleTransport transport, long regionSize) {
@@ -66,6 +68,12 @@ final class AppOutputs {
     this.ownsTransport = ownsTransport;
     this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
     this.registry = new MapOutputRegistry(transport, regionSize, SERVICE_EXECUTOR_ID);
+  }
+
+  /** Keeps this application's outputs in {@code state} from now on (set before any). */
+  AppOutputs keptIn(DurableOutputs state) {
+    this.durable = state;
+    return this;
   }
 
   String appId() {
@@ -102,13 +110,35 @@ final class AppOutputs {
    */
   synchronized MapOutputDescriptor register(HandOverRequest req, int[] fds, long planned,
       NodeBudget budget) throws IOException {
+    MapOutputDescriptor d = register(req.shuffleId(), req.mapId(), req.checksumAlgorithm(),
+        fds, planned, budget, null);
+    if (d != null && durable != null) {
+      // Under this lock, so a release of the shuffle cannot slip between the two.
+      durable.handedOver(appId, fds, d);
+    }
+    return d;
+  }
+
+  /**
+   * Registers an output kept in the state directory again, under the descriptor readers were
+   * told before the restart ({@code fds}: its links, opened); as {@link #register} otherwise.
+   */
+  synchronized MapOutputDescriptor restore(MapOutputDescriptor previous, int[] fds,
+      long planned, NodeBudget budget) throws IOException {
+    return register(previous.shuffleId(), previous.mapId(), previous.checksumAlgorithm(), fds,
+        planned, budget, previous);
+  }
+
+  private MapOutputDescriptor register(int shuffleId, long mapId,
+      org.apache.spark.shuffle.rdma.checksum.ChecksumAlgorithm algorithm, int[] fds,
+      long planned, NodeBudget budget, MapOutputDescriptor previous) throws IOException {
     if (closed) {
       return null;
     }
-    Map<Long, int[]> shuffle = held.get(req.shuffleId());
-    if (shuffle != null && shuffle.containsKey(req.mapId())) {
-      throw new RefusalException(appId + " shuffle " + req.shuffleId() + " map "
-          + req.mapId() + " was handed over already; release the shuffle first");
+    Map<Long, int[]> shuffle = held.get(shuffleId);
+    if (shuffle != null && shuffle.containsKey(mapId)) {
+      throw new RefusalException(appId + " shuffle " + shuffleId + " map "
+          + mapId + " was handed over already; release the shuffle first");
     }
     long before = registry.registeredBytes();
     String over = budget.reserve(planned, before);
@@ -120,8 +150,8 @@ final class AppOutputs {
     File sums = fds.length == 3 ? Fds.procPath(fds[2]).toFile() : null;
     MapOutputDescriptor d;
     try {
-      d = registry.register(req.shuffleId(), req.mapId(), data, index, sums,
-          req.checksumAlgorithm());
+      d = previous != null ? registry.restore(previous, data, index, sums)
+          : registry.register(shuffleId, mapId, data, index, sums, algorithm);
     } catch (IOException | RuntimeException e) {
       budget.release(planned);
       throw e;
@@ -132,7 +162,7 @@ final class AppOutputs {
     if (d == null) {
       throw new RefusalException("the registry refused the output (over its cap)");
     }
-    held.computeIfAbsent(req.shuffleId(), s -> new HashMap<>()).put(req.mapId(), fds);
+    held.computeIfAbsent(shuffleId, s -> new HashMap<>()).put(mapId, fds);
     openDescriptors += fds.length;
     return d;
   }
@@ -142,6 +172,9 @@ final class AppOutputs {
     Map<Long, int[]> shuffle = held.remove(shuffleId);
     if (shuffle == null) {
       return new Released(0, 0);
+    }
+    if (durable != null) {
+      durable.released(appId, shuffleId, -1);
     }
     long before = registry.registeredBytes();
     await(registry.unregisterShuffle(shuffleId));
@@ -158,6 +191,9 @@ final class AppOutputs {
     if (shuffle.isEmpty()) {
       held.remove(shuffleId);
     }
+    if (durable != null) {
+      durable.released(appId, shuffleId, mapId);
+    }
     long before = registry.registeredBytes();
     await(registry.release(shuffleId, mapId));
     Fds.closeAll(fds);
@@ -167,10 +203,25 @@ final class AppOutputs {
 
   /** Releases everything and refuses hand-overs from now on (a new AppOutputs takes them). */
   synchronized Released close() {
+    return close(false);
+  }
+
+  /**
+   * As {@link #close()}, leaving its outputs in the state directory: the service stops
+   * (SIGTERM) and its next start serves them again.
+   */
+  synchronized Released closeKeepingState() {
+    return close(true);
+  }
+
+  private Released close(boolean keepState) {
     if (closed) {
       return new Released(0, 0);
     }
     closed = true;
+    if (durable != null && !keepState) {
+      durable.released(appId, -1, -1);
+    }
     long before = registry.registeredBytes();
     int outputs = registry.outputCount();
     await(registry.close());

@@ -22,8 +22,8 @@ final class HandOverConnection {
   /**
    * The peer is this service's parent process (SO_PEERCRED's pid): on YARN the NodeManager,
    * which started it. It may release any application, authenticated or not, without its
-   * secret: releasing is less than what a parent can always do (stop the service, which
-   * releases everything), and the NodeManager ends applications without holding their
+   * secret: releasing is less than what a parent can always do (stop the service, which then
+   * serves nothing), and the NodeManager ends applications without holding their
    * secrets. It may not hand over or release parts under an application's name.
    */
   final boolean fromParent;

@@ -23,8 +23,9 @@ import org.apache.spark.shuffle.rdma.transport.ShuffleTransport;
  * committed map outputs from the executors of its node over a Unix socket (their files as
  * passed descriptors) and serves them to readers on its own transport, so they outlive the
  * executor that wrote them. Runs in the foreground, logs to stdout, prints one line starting
- * with {@link #READY} when it takes requests, and stops on SIGTERM (releasing everything and
- * removing its socket file). See docs/node-service.md.
+ * with {@link #READY} when it takes requests, and stops on SIGTERM (removing its socket
+ * file; the outputs stay in its state directory, and its next start serves them again under
+ * the same port and keys). See docs/node-service.md.
  */
 public final class NodeService implements Closeable {
   public static final String READY = "shuffle-rdma-service ready:";
@@ -40,6 +41,8 @@ public final class NodeService implements Closeable {
   private final HandOverServer server;
   private final ServiceLog log;
   private final java.util.concurrent.ScheduledExecutorService leaseProbe;
+  /** The state kept across restarts; null: none (--state-dir none, verbs). */
+  private final DurableOutputs durable;
 
   NodeService(ServiceArgs args, ServiceLog log) throws IOException {
     this(args, log, null);
@@ -58,23 +61,58 @@ public final class NodeService implements Closeable {
         rdma.serviceDriverGoneTimeoutMs(), rdma.serviceDriverProbeIntervalMs(), log);
     ServiceTransports transports = chosen != null ? chosen
         : ServiceTransports.choose(args, host, log);
-    // tcp: one transport for applications without authentication; verbs: none shared, each
-    // application its own (its own protection domain).
-    this.transport = transports.perApplication() ? null : transports.openShared(args.port);
-    NodeBudget budget = new NodeBudget(args.maxRegisteredBytes, args.appSharePercent);
-    this.outputs = new ServedOutputs(transport, transports::open, rdma.regionSize(), leases,
-        budget, log);
     Set<Integer> uids = new TreeSet<>(args.allowUids);
     uids.add(0);
     uids.add(currentUid());
-    UnixServerSocket socket;
+    // The socket first: a live service at this path refuses the start before its state
+    // directory is touched (one process owns it). Nothing is accepted until server.start().
+    UnixServerSocket socket = UnixServerSocket.listen(args.socket, 64);
     try {
-      socket = UnixServerSocket.listen(args.socket, 64);
-    } catch (IOException e) {
-      if (transport != null) {
-        transport.close();
+      // Only the shared tcp transport's outputs are kept: verbs' keys are the device's, and
+      // an application with its own transport would need its secret on disk.
+      this.durable = transports.perApplication() || args.stateDir() == null ? null
+          : new DurableOutputs(args.stateDir(), currentUid(), log);
+    } catch (IOException | RuntimeException e) {
+      socket.close();
+      throw e;
+    }
+    if (durable == null && args.stateDir() != null) {
+      log.info("state: nothing is kept across restarts on " + transports.kind()
+          + " (verbs registrations get new keys); the state directory is not used");
+    }
+    // tcp: one transport for applications without authentication; verbs: none shared, each
+    // application its own (its own protection domain). Restarted, the port readers were told.
+    int port = args.port != 0 || durable == null ? args.port : durable.port();
+    try {
+      this.transport = transports.perApplication() ? null : transports.openShared(port);
+    } catch (IOException | RuntimeException e) {
+      socket.close();
+      closeState();
+      if (port != args.port) {
+        throw new IOException("the port readers were told, " + port + " (recorded in "
+            + durable.dir() + "), is taken: " + e.getMessage() + "; free it, or start with "
+            + "--port N (readers then lose the kept outputs)", e);
       }
       throw e;
+    }
+    NodeBudget budget = new NodeBudget(args.maxRegisteredBytes, args.appSharePercent);
+    this.outputs = new ServedOutputs(transport, transports::open, rdma.regionSize(), leases,
+        budget, log, durable);
+    int restored = 0;
+    if (durable != null) {
+      long t0 = System.nanoTime();
+      try {
+        durable.port(transport.localAddress().port());
+      } catch (IOException e) {
+        socket.close();
+        outputs.close();
+        transport.close();
+        closeState();
+        throw e;
+      }
+      restored = outputs.restore();
+      log.info("state " + durable.dir() + ": " + restored + " outputs served again in "
+          + (System.nanoTime() - t0) / 1_000_000 + " ms; " + outputs.stats());
     }
     this.server = new HandOverServer(socket, outputs, uids, args.maxConnections, log);
     server.start();
@@ -94,7 +132,8 @@ public final class NodeService implements Closeable {
         + " driver-timeout=" + leases.timeoutMs() + "ms"
         + " driver-gone-timeout=" + leases.goneTimeoutMs() + "ms"
         + " max-registered-bytes=" + budget.max() + " app-max=" + budget.appMax()
-        + " allowed-uids=" + uids);
+        + " allowed-uids=" + uids
+        + " state=" + (durable != null ? durable.dir() : "none") + " restored=" + restored);
   }
 
   private void probeDrivers() {
@@ -127,7 +166,20 @@ public final class NodeService implements Closeable {
     if (transport != null) {
       transport.close();
     }
-    log.info("shuffle-rdma-service stopped");
+    closeState();
+    log.info("shuffle-rdma-service stopped" + (durable != null ? "; its outputs are kept in "
+        + durable.dir() + " for its next start (since this start " + durable.kept()
+        + " hand-overs kept, " + durable.notKept() + " served without being kept)" : ""));
+  }
+
+  private void closeState() {
+    if (durable != null) {
+      try {
+        durable.close();
+      } catch (IOException e) {
+        log.info("state: closing the journal failed: " + e.getMessage());
+      }
+    }
   }
 
   public static void main(String[] argv) throws Exception {

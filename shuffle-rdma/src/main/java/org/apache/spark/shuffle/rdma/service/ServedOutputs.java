@@ -49,8 +49,18 @@ final class ServedOutputs {
   private final AtomicLong handOvers = new AtomicLong();
   private final AtomicLong refusals = new AtomicLong();
 
+  /** Where the shared transport's outputs are kept across restarts; null: nowhere. */
+  private final DurableOutputs durable;
+
   ServedOutputs(ShuffleTransport shared, AppTransports appTransports, long regionSize,
       DriverLeases leases, NodeBudget budget, ServiceLog log) {
+    this(shared, appTransports, regionSize, leases, budget, log, null);
+  }
+
+  /** @param durable where outputs on {@code shared} are kept, or null: not kept */
+  ServedOutputs(ShuffleTransport shared, AppTransports appTransports, long regionSize,
+      DriverLeases leases, NodeBudget budget, ServiceLog log, DurableOutputs durable) {
+    this.durable = durable;
     this.shared = shared;
     this.appTransports = appTransports;
     this.regionSize = regionSize;
@@ -215,7 +225,7 @@ final class ServedOutputs {
     HandOverRequest auth = conn.auth(req.appId());
     while (true) {
       AppOutputs app = auth != null || shared == null ? ownApp(req.appId(), auth)
-          : apps.computeIfAbsent(req.appId(), id -> new AppOutputs(id, shared, regionSize));
+          : apps.computeIfAbsent(req.appId(), this::sharedApp);
       String denied = denied(app, conn);
       if (denied == null && auth != null && !app.authenticated()) {
         denied = "application " + req.appId() + " handed over outputs without authentication "
@@ -234,6 +244,58 @@ final class ServedOutputs {
     }
   }
 
+  /** An application without authentication on the shared transport, kept when state is on. */
+  private AppOutputs sharedApp(String appId) {
+    return new AppOutputs(appId, shared, regionSize).keptIn(durable);
+  }
+
+  /**
+   * Serves again every output the state directory kept (before any connection is taken):
+   * each under the descriptor readers were told, its application's lease fresh. An output
+   * whose links or capabilities no longer work is dropped from the state, logged.
+   *
+   * @return how many outputs were restored
+   */
+  int restore() {
+    if (durable == null || shared == null) {
+      return 0;
+    }
+    int restored = 0;
+    for (OutputJournal.Output o : durable.live()) {
+      int[] fds = new int[o.sumsSize >= 0 ? 3 : 2];
+      java.util.Arrays.fill(fds, -1);
+      try {
+        MapOutputDescriptor previous = MapOutputDescriptor.readFrom(
+            new java.io.DataInputStream(new java.io.ByteArrayInputStream(o.descriptor)));
+        long planned = 0;
+        for (int i = 0; i < fds.length; i++) {
+          fds[i] = Fds.openRead(durable.link(o, i));
+          planned += Fds.stat(fds[i])[1];
+        }
+        AppOutputs app = apps.computeIfAbsent(o.appId, this::sharedApp);
+        if (app.restore(previous, fds, planned, budget) == null) {
+          throw new IOException("its application was released meanwhile");
+        }
+        restored++;
+      } catch (IOException | RuntimeException e) {
+        Fds.closeAll(fds);
+        log.info("state: " + o.appId + " shuffle " + o.shuffleId + " map " + o.mapId
+            + " cannot be served again, dropped: " + e.getMessage());
+        durable.dropRestored(o);
+      }
+    }
+    for (java.util.Map.Entry<String, String> d : durable.drivers().entrySet()) {
+      int colon = d.getValue().lastIndexOf(':');
+      if (apps.containsKey(d.getKey()) && leases.announce(d.getKey(),
+          d.getValue().substring(0, colon),
+          Integer.parseInt(d.getValue().substring(colon + 1)))) {
+        log.info("application " + d.getKey() + ": driver at " + d.getValue() + " (from the "
+            + "state), its lease starts now");
+      }
+    }
+    return restored;
+  }
+
   /**
    * Names the application's driver for its lease, unless the application authenticates and
    * this connection did not present its secret: whoever may name the driver may end the
@@ -246,6 +308,9 @@ final class ServedOutputs {
   }
 
   private void announce(HandOverRequest driver) {
+    if (durable != null) {
+      durable.driver(driver.appId(), driver.driverHost(), driver.driverPort());
+    }
     if (leases.announce(driver.appId(), driver.driverHost(), driver.driverPort())) {
       log.info("application " + driver.appId() + ": driver at " + driver.driverHost() + ":"
           + driver.driverPort() + "; its outputs are released " + leases.timeoutMs()
@@ -294,12 +359,15 @@ final class ServedOutputs {
         refusals.get());
   }
 
-  /** Releases every application (service shutdown). */
+  /**
+   * Stops serving every application (service shutdown): the state directory keeps what it
+   * holds, so the next start serves it again (a rolling restart is a SIGTERM).
+   */
   void close() {
     for (String id : new ArrayList<>(apps.keySet())) {
       AppOutputs app = apps.remove(id);
       if (app != null) {
-        app.close();
+        app.closeKeepingState();
       }
     }
   }

@@ -18,14 +18,16 @@ import java.util.function.Consumer;
  * The node service's command line:
  * {@code --socket PATH [--transport tcp|verbs|auto] [--host H] [--port N] [--allow-uid U]...
  * [--max-connections N] [--max-registered-bytes SIZE] [--app-share PERCENT]
- * [--conf spark.shuffle.rdma.KEY=VALUE]...}. A bad argument is an
+ * [--state-dir PATH|none] [--conf spark.shuffle.rdma.KEY=VALUE]...}. A bad argument is an
  * {@link IllegalArgumentException} naming it and the fix.
  */
 final class ServiceArgs {
   static final String USAGE = "usage: shuffle-rdma-service --socket PATH "
       + "[--transport tcp|verbs|auto] [--host ADDRESS] [--port N] [--allow-uid UID]... "
       + "[--max-connections N] [--max-registered-bytes SIZE] [--app-share PERCENT] "
-      + "[--conf spark.shuffle.rdma.KEY=VALUE]...";
+      + "[--state-dir PATH|none] [--conf spark.shuffle.rdma.KEY=VALUE]...";
+  /** --state-dir's value that keeps no state. */
+  static final String NO_STATE = "none";
 
   Path socket;
   String transport = "auto";
@@ -36,6 +38,8 @@ final class ServiceArgs {
   long maxRegisteredBytes;
   /** What one application may hold, in percent of maxRegisteredBytes. */
   int appSharePercent = 100;
+  /** --state-dir; null: next to the socket ({@link #stateDir}). */
+  String stateDir;
   final Set<Integer> allowUids = new TreeSet<>();
   final Map<String, String> conf = new LinkedHashMap<>();
   boolean help;
@@ -86,6 +90,12 @@ final class ServiceArgs {
             throw new IllegalArgumentException("--max-registered-bytes must not be negative");
           }
           break;
+        case "--state-dir":
+          if (v.isEmpty()) {
+            throw new IllegalArgumentException("--state-dir takes a directory, or none");
+          }
+          a.stateDir = v;
+          break;
         case "--app-share":
           a.appSharePercent = number(arg, v, 1, 100);
           break;
@@ -118,6 +128,19 @@ final class ServiceArgs {
    */
   String hostOrDefault(Consumer<String> log) throws UnknownHostException, SocketException {
     return host != null ? host : LocalAddress.find(log);
+  }
+
+  /**
+   * Where outputs are kept across restarts: --state-dir, else {@code <socket>.state} beside
+   * the socket (a service started again with the same command line finds it); null with
+   * --state-dir none.
+   */
+  Path stateDir() {
+    if (NO_STATE.equals(stateDir)) {
+      return null;
+    }
+    return stateDir != null ? Paths.get(stateDir).toAbsolutePath()
+        : socket.resolveSibling(socket.getFileName() + ".state");
   }
 
   private static int number(String arg, String v, int min, int max) {

@@ -84,6 +84,20 @@ public interface ShuffleTransport extends Closeable {
   }
 
   /**
+   * Like {@link #register(ByteBuffer, BackingCheck, FileChannel.MapMode, MappedFileSource)},
+   * under the capability a previous registration had ({@code address}, {@code key}): the node
+   * service restarted from its state keeps serving readers that cached the old descriptor.
+   * Only a transport that chooses its own keys can; verbs cannot (the device picks them).
+   *
+   * @throws IOException when the capability is taken (or the transport cannot honour it)
+   */
+  default RegisteredRegion registerAt(ByteBuffer memory, BackingCheck backing,
+      FileChannel.MapMode mappedAs, MappedFileSource source, long address, int key)
+      throws IOException {
+    throw new IOException(name() + " cannot register under a given key");
+  }
+
+  /**
    * Registering a file mapped with {@code failed} failed with {@code why}: the mode to map it
    * with and try once more, or null to give up. From then on {@link #registrationMapMode}
    * returns that mode.

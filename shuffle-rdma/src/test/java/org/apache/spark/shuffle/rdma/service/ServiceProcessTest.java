@@ -25,6 +25,7 @@ import org.apache.spark.shuffle.rdma.handover.ServiceStats;
 import org.apache.spark.shuffle.rdma.metadata.MapOutputDescriptor;
 import org.apache.spark.shuffle.rdma.testing.ReadResult;
 import org.apache.spark.shuffle.rdma.testing.TestFiles;
+import org.apache.spark.shuffle.rdma.transport.PeerAddress;
 import org.apache.spark.shuffle.rdma.transport.ReadRequest;
 import org.apache.spark.shuffle.rdma.transport.TransportChannel;
 import org.apache.spark.shuffle.rdma.transport.tcp.TcpTransport;
@@ -126,7 +127,79 @@ class ServiceProcessTest {
   }
 
   @Test
-  void sigtermReleasesEverythingAndRemovesTheSocket() throws Exception {
+  void keepsOutputsAcrossAKillAndARestartWithTheSameArguments() throws Exception {
+    Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"), "libfdpass not built");
+    Path socket = work.resolve("service.sock");
+    Path files = Files.createDirectories(work.resolve("executor-dir"));
+    MapOutputFiles one = new MapOutputFiles(files, 5, 21, new int[] {3000, 0, 90_000}, 4);
+    MapOutputFiles two = new MapOutputFiles(files, 5, 22, new int[] {512, 512}, 5);
+    String[] args = {"--transport", "tcp", "--host", "127.0.0.1"};
+    ServiceProcess service = ServiceProcess.start(work, socket, args);
+    try (TcpTransport reader = TestFiles.loopbackTcp()) {
+      MapOutputDescriptor d1;
+      MapOutputDescriptor d2;
+      try (HandOverClient client = HandOverClient.connect(socket, 30_000)) {
+        HandOverAnswer a = client.handOver(APP, 5, 21, one.partitions(), one.data, one.index,
+            one.checksums, ChecksumAlgorithm.CRC32);
+        HandOverAnswer b = client.handOver(APP, 5, 22, two.partitions(), two.data, two.index,
+            null, ChecksumAlgorithm.NONE);
+        assertFalse(a.isRefused() || b.isRefused(), a.refusal() + " " + b.refusal());
+        d1 = a.descriptor();
+        d2 = b.descriptor();
+      }
+      one.deletePaths(); // the executor went, and Spark deleted its files
+      Files.delete(two.data);
+      Files.delete(two.index);
+      PeerAddress told = service.address;
+      service.kill(); // a crash: no shutdown hook
+
+      long t0 = System.nanoTime();
+      service = ServiceProcess.start(work, socket, args); // the same command line
+      long restartMs = (System.nanoTime() - t0) / 1_000_000;
+      assertEquals(told, service.address, "the port readers were told");
+      try (HandOverClient client = HandOverClient.connect(socket, 30_000)) {
+        ServiceStats s = client.stats();
+        assertEquals(2, s.outputs(), s.toString());
+        assertEquals(one.totalFileBytes() + two.bytes.length + 8L * 3, s.registeredBytes());
+        // The descriptors readers cached before the crash: same address, same keys.
+        TransportChannel ch = reader.connect(told);
+        for (int p = 0; p < one.partitions(); p++) {
+          if (one.offsets[p + 1] > one.offsets[p]) {
+            assertArrayEquals(one.partition(p), readData(ch, d1, one.offsets[p],
+                (int) (one.offsets[p + 1] - one.offsets[p])), "partition " + p);
+          }
+        }
+        ByteBuffer sums = ByteBuffer.wrap(ReadResult.read(ch, d1.checksumAddress(),
+            d1.checksumKey(), 8 * one.partitions()));
+        java.util.zip.Checksum c = ChecksumAlgorithm.CRC32.create();
+        c.update(one.partition(2), 0, one.partition(2).length);
+        assertEquals(c.getValue(), sums.getLong(16));
+        assertArrayEquals(two.partition(1), readData(ch, d2, 512, 512));
+        System.out.println("[node service] restarted after SIGKILL in " + restartMs
+            + " ms (JVM start included), 2 outputs served again at " + told);
+
+        // A release after the restart ends the output for good: gone at the next start.
+        assertEquals(1, client.releaseOutput(APP, 5, 22).releasedOutputs());
+      }
+      service.close(); // SIGTERM keeps what is left
+      service = ServiceProcess.start(work, socket, args);
+      try (HandOverClient client = HandOverClient.connect(socket, 30_000)) {
+        assertEquals(1, client.stats().outputs());
+        TransportChannel ch = reader.connect(service.address);
+        assertArrayEquals(one.partition(0), readData(ch, d1, 0, 3000));
+        assertEquals(1, client.releaseShuffle(APP, 5).releasedOutputs());
+      }
+      try (java.util.stream.Stream<Path> left = Files.list(
+          work.resolve("service.sock.state").resolve(DurableOutputs.LINKS))) {
+        assertEquals(0, left.count(), "released outputs leave no link");
+      }
+    } finally {
+      service.kill();
+    }
+  }
+
+  @Test
+  void sigtermKeepsTheStateAndRemovesTheSocket() throws Exception {
     Assumptions.assumeFalse(Boolean.getBoolean("fdpass.skip"), "libfdpass not built");
     Path socket = work.resolve("service.sock");
     MapOutputFiles out = new MapOutputFiles(work, 0, 1, new int[] {10, 10}, 3);
@@ -137,11 +210,25 @@ class ServiceProcessTest {
           ChecksumAlgorithm.NONE).isRefused());
       assertTrue(Files.exists(socket));
       ProcessHandle.of(service.pid).ifPresent(ProcessHandle::destroy); // SIGTERM
-      service.awaitLine("shuffle-rdma-service stopped", 60);
+      service.awaitLine("shuffle-rdma-service stopped; its outputs are kept", 60);
       assertTrue(service.process.waitFor(30, TimeUnit.SECONDS));
       assertEquals(143, service.process.exitValue(), "128 + SIGTERM, after the shutdown hook");
       assertFalse(Files.exists(socket), "the socket file is removed");
       assertThrows(IOException.class, client::stats);
+    } finally {
+      service.close();
+    }
+    // A rolling restart: the output is served again; with --state-dir none nothing is.
+    service = ServiceProcess.start(work, socket, "--transport", "tcp", "--host", "127.0.0.1");
+    try (HandOverClient client = HandOverClient.connect(socket, 30_000)) {
+      assertEquals(1, client.stats().outputs());
+    } finally {
+      service.close();
+    }
+    service = ServiceProcess.start(work, socket, "--transport", "tcp", "--host", "127.0.0.1",
+        "--state-dir", "none");
+    try (HandOverClient client = HandOverClient.connect(socket, 30_000)) {
+      assertEquals(0, client.stats().outputs());
     } finally {
       service.close();
     }

@@ -194,7 +194,10 @@ public class YarnNodeService extends AuxiliaryService {
     super.serviceStop();
   }
 
-  /** SIGTERM (the service releases everything and removes its socket), SIGKILL if stuck. */
+  /**
+   * SIGTERM (the service stops serving, removes its socket and keeps its state directory for
+   * its next start), SIGKILL if stuck.
+   */
   private void stop(Process p) throws InterruptedException {
     LOG.info("stopping the node service (pid {}): SIGTERM", p.pid());
     p.destroy();

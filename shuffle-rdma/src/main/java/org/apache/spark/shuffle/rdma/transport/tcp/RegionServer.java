@@ -86,6 +86,19 @@ final class RegionServer extends RpcHandler {
     }
   }
 
+  /**
+   * Registers memory under a capability given back (a restarted node service's): null when
+   * the key is 0, the base is not one {@link #add} could have chosen, or the key is live.
+   */
+  TcpRegion addAt(int key, long base, ByteBuffer memory, BackingCheck backing,
+      FileChannel file, long fileOffset) {
+    if (key == 0 || (base & 0xFFFFFFFFL) != 0 || base <= 0) {
+      return null;
+    }
+    TcpRegion region = new TcpRegion(key, base, memory, backing, file, fileOffset);
+    return regions.putIfAbsent(key, region) == null ? region : null;
+  }
+
   void remove(TcpRegion region) {
     regions.remove(region.key(), region);
   }

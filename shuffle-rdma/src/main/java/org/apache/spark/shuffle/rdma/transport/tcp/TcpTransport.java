@@ -161,9 +161,12 @@ public final class TcpTransport implements ShuffleTransport {
   /** Registers a checked region; {@code file} (may be null) is then owned by the region. */
   private TcpRegion add(ByteBuffer memory, BackingCheck backing, FileChannel file,
       long fileOffset) {
-    TcpRegion region = regionServer.add(memory, backing, file, fileOffset);
+    return counted(regionServer.add(memory, backing, file, fileOffset));
+  }
+
+  private TcpRegion counted(TcpRegion region) {
     stats.regionsRegistered.incrementAndGet();
-    stats.bytesRegistered.addAndGet(memory.limit());
+    stats.bytesRegistered.addAndGet(region.length());
     return region;
   }
 
@@ -182,6 +185,31 @@ public final class TcpTransport implements ShuffleTransport {
       return register(memory, backing); // served from the mapping, as without a source
     }
     return add(memory, backing, file, source.offset());
+  }
+
+  @Override
+  public RegisteredRegion registerAt(ByteBuffer memory, BackingCheck backing,
+      FileChannel.MapMode mappedAs, MappedFileSource source, long address, int key)
+      throws IOException {
+    checkLength(memory);
+    FileChannel file = null;
+    if (source != null && sendfileThreshold > 0 && memory.limit() >= sendfileThreshold) {
+      try {
+        file = FileChannel.open(source.file().toPath(), StandardOpenOption.READ);
+      } catch (IOException | RuntimeException e) {
+        file = null; // served from the mapping, as in register
+      }
+    }
+    TcpRegion region = regionServer.addAt(key, address, memory, backing, file,
+        source == null ? 0L : source.offset());
+    if (region == null) {
+      if (file != null) {
+        file.close();
+      }
+      throw new IOException("the capability of a restored region is taken or malformed "
+          + "(key " + key + ")");
+    }
+    return counted(region);
   }
 
   @Override
