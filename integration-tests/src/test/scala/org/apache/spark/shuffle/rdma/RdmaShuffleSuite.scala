@@ -116,9 +116,23 @@ abstract class RdmaShuffleSuiteBase(serializer: Option[String]) extends AnyFunSu
     // Spark's next line calls unregisterShuffle on every shuffle manager for ids it cleans
     // up, also on managers that never registered them.
     val sc = spark.sparkContext
+    // Earlier tests' shuffles first: ContextCleaner drops them whenever a GC finds their RDDs
+    // gone, which on a busy machine fell inside this test (21 outputs counted, then 13: the
+    // previous test's 8 map outputs released meanwhile). Only this test's shuffle is left.
+    val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+    (0 until 1000).filter(tracker.containsShuffle).foreach { id =>
+      sc.cleaner.get.doCleanupShuffle(id, blocking = true)
+    }
     val rdd = sc.parallelize(1 to 4000, 4).map(i => (i % 40, i.toLong)).reduceByKey(_ + _, 4)
     val expected = rdd.collect().toMap
+    // A cleanup ContextCleaner began before the loop (its shuffle already out of the tracker,
+    // the executors' release on its way) may still land: wait for this shuffle's 4 alone.
+    val deadline = System.nanoTime() + 180L * 1000 * 1000 * 1000
+    while (clusterTotals()("registry.outputs") != 4 && System.nanoTime() < deadline) {
+      Thread.sleep(200)
+    }
     val outputs = clusterTotals()("registry.outputs")
+    assert(outputs == 4, s"$outputs outputs registered for this test's 4 map tasks")
     val unknown = 987654
     assert(sc.env.shuffleManager.unregisterShuffle(unknown))
     val onExecutors = sc.parallelize(1 to 8, 8)
