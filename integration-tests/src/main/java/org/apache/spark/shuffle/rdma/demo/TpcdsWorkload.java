@@ -19,7 +19,7 @@ import org.apache.spark.shuffle.rdma.bench.Tpcds;
 import org.apache.spark.sql.SparkSession;
 
 /**
- * One TPC-DS query (q95, one of the benchmark smoke's q3, q19, q95) at scale factor 0.01 with every
+ * Three TPC-DS queries (the benchmark smoke's q3, q19, q95) at scale factor 0.01 with every
  * join forced to a shuffle ({@code autoBroadcastJoinThreshold=-1}). The data is the
  * benchmark's: {@link Tpcds#generate} (io.trino.tpcds) writes it as Parquet on the host,
  * under {@code <dir>/tpcds-sf0.01-<hash>}, next to the three queries' text ({@code
@@ -30,13 +30,7 @@ import org.apache.spark.sql.SparkSession;
  */
 final class TpcdsWorkload implements Workload {
   static final double SCALE = 0.01;
-  /**
-   * q95 alone: under emulation each query costs minutes for a handful of blocks (q3 125 s,
-   * q19 196 s, q95 70 s on a loaded machine), and the benchmark smoke runs all three on tcp
-   * in every CI run. q95 is the quickest here and has the most exchanges of the three (a
-   * self-join and two semi-joins on order number, every join forced to shuffle).
-   */
-  static final List<String> QUERIES = List.of("q95");
+  static final List<String> QUERIES = List.of("q3", "q19", "q95");
   /** Few reduce partitions: every task costs seconds under emulation. */
   static final int SHUFFLE_PARTITIONS = 4;
 

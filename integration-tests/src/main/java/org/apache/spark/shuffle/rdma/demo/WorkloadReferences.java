@@ -21,10 +21,9 @@ import org.apache.spark.sql.SparkSession;
  * once on the host at native speed by integration-tests/softroce/make-payload: {@code <refDir>/skew.txt},
  * {@code tpcds.txt}, {@code blip.txt}, {@code cap.txt}, {@code fault.txt} and {@code kill.txt}.
  * It also writes the TPC-DS data the guests read
- * ({@link Tpcds#generate}, the benchmark's generator, into {@code <tpcdsDir>}) and the
- * queries' text ({@code <tpcdsDir>/queries/<q>.sql}, {@link TpcdsWorkload#QUERIES}, from the
- * spark-sql test jar on the class path), so that both sides run the same queries on the same
- * data.
+ * ({@link Tpcds#generate}, the benchmark's generator, into {@code <tpcdsDir>}) and the three
+ * queries' text ({@code <tpcdsDir>/queries/<q>.sql}, from the spark-sql test jar on the class
+ * path), so that both sides run the same queries on the same data.
  *
  * <p>Arguments: {@code refDir tpcdsDir [cacheRoot]}. With {@code cacheRoot} (the benchmark's
  * TPC-DS cache, {@code /var/cache/spark-shuffle-rdma} in CI, where its smoke run already
